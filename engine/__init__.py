@@ -1,0 +1,70 @@
+"""Spectacular Bid: the rules engine (pure Python, no I/O, no clock reads).
+
+The public surface:
+
+- ``new_match``, ``next_hand``, ``Deal`` — start a match and deal hands from a
+  shuffled order the caller supplies;
+- ``apply``, ``expire``, ``deadline``, ``legal_actions``, ``forced_action`` —
+  play it, with time passed in as integer milliseconds;
+- ``view_for``, ``snapshot`` — what a seat (or a spectator) may see;
+- ``to_dict``, ``from_dict`` — exact JSON-compatible storage.
+"""
+
+from .errors import IllegalAction
+from .match import (
+    AUCTION,
+    HAND_OVER,
+    MATCH_OVER,
+    PLAY,
+    Action,
+    ClockConfig,
+    Deal,
+    Event,
+    MatchState,
+    apply,
+    bid_cost,
+    clocks_at,
+    deadline,
+    expire,
+    forced_action,
+    legal_actions,
+    max_bid,
+    min_bid,
+    new_match,
+    next_hand,
+)
+from .serialize import FORMAT, from_dict, to_dict
+from .tiles import ALL_TILES, Tile, normalize
+from .view import snapshot, view_for
+
+__all__ = [
+    "ALL_TILES",
+    "AUCTION",
+    "FORMAT",
+    "HAND_OVER",
+    "MATCH_OVER",
+    "PLAY",
+    "Action",
+    "ClockConfig",
+    "Deal",
+    "Event",
+    "IllegalAction",
+    "MatchState",
+    "Tile",
+    "apply",
+    "bid_cost",
+    "clocks_at",
+    "deadline",
+    "expire",
+    "forced_action",
+    "from_dict",
+    "legal_actions",
+    "max_bid",
+    "min_bid",
+    "new_match",
+    "next_hand",
+    "normalize",
+    "snapshot",
+    "to_dict",
+    "view_for",
+]
