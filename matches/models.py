@@ -1,0 +1,162 @@
+"""Matches, their append-only event log, and casual invites.
+
+The ``Match`` row is the truth about a live match: the engine state as JSON
+plus a ``version`` that every change bumps. ``matches/services.py`` is the only
+writer; it locks the row (``select_for_update``) for every change so that two
+frames, a timer and a worker can never interleave.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+INVITE_TTL = timedelta(hours=24)
+
+
+def _not_ready() -> list[bool]:
+    return [False, False]
+
+
+def _invite_code() -> str:
+    return secrets.token_urlsafe(9)
+
+
+class Match(models.Model):
+    class Kind(models.TextChoices):
+        RANKED = "ranked", _("Ranked")
+        CASUAL = "casual", _("Casual")
+        SAME_DEVICE = "same_device", _("Same device")
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", _("Waiting for start")
+        LIVE = "live", _("Live")
+        FINISHED = "finished", _("Finished")
+        ABORTED = "aborted", _("Aborted")
+        VOIDED = "voided", _("Voided")
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.WAITING, db_index=True
+    )
+    player0 = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="matches_as_seat0"
+    )
+    # Null in same-device play: the second seat is a guest at the same device.
+    player1 = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="matches_as_seat1",
+        null=True,
+        blank=True,
+    )
+    guest_name = models.CharField(max_length=40, blank=True)
+    state = models.JSONField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=0)
+    # Who pressed 開始 (while waiting) or 次へ (between hands).
+    ready = models.JSONField(default=_not_ready)
+    # Epoch ms: when waiting is aborted, or the next hand starts by itself.
+    ready_deadline_ms = models.BigIntegerField(null=True, blank=True)
+    winner_seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    end_reason = models.CharField(max_length=16, blank=True)
+    void_reason = models.CharField(max_length=200, blank=True)
+    flagged_for_void = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["player0", "status"]),
+            models.Index(fields=["player1", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"Match {self.pk} ({self.kind}, {self.status})"
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (self.Status.FINISHED, self.Status.ABORTED, self.Status.VOIDED)
+
+    def names(self) -> list[str]:
+        second = self.player1.username if self.player1_id else self.guest_name
+        return [self.player0.username, second]
+
+    def seats_of(self, user_id: int | None) -> list[int]:
+        """The seats ``user_id`` plays: both at a same-device match, one otherwise."""
+        if user_id is None:
+            return []
+        if self.kind == self.Kind.SAME_DEVICE:
+            return [0, 1] if self.player0_id == user_id else []
+        seats = []
+        if self.player0_id == user_id:
+            seats.append(0)
+        if self.player1_id == user_id:
+            seats.append(1)
+        return seats
+
+
+class MatchEvent(models.Model):
+    """Append-only: every engine event and platform step of a match, in order.
+
+    ``data`` holds the full event, private parts included (a drawn tile): it
+    is for replays and audits, never sent to a seat as is.
+    """
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=24)
+    data = models.JSONField(default=dict)
+    at_ms = models.BigIntegerField()
+    version = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.match_id}:{self.kind}"
+
+
+class Invite(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", _("Open")
+        ACCEPTED = "accepted", _("Accepted")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    code = models.CharField(max_length=32, unique=True, default=_invite_code)
+    creator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invites"
+    )
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    match = models.OneToOneField(
+        Match, on_delete=models.SET_NULL, null=True, blank=True, related_name="invite"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.expires_at is None:
+            self.expires_at = self.created_at + INVITE_TTL
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"Invite {self.code} ({self.status})"
+
+    @property
+    def expired(self) -> bool:
+        return self.status == self.Status.OPEN and timezone.now() >= self.expires_at

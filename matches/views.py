@@ -1,0 +1,198 @@
+"""HTTP views: the lobby, invites, same-device matches, the match page, a small JSON API.
+
+Thin like the consumers: every change goes through ``matches.services``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseForbidden,
+    JsonResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from . import services
+from .models import Invite, Match
+
+
+def lobby(request: HttpRequest) -> HttpResponse:
+    ctx: dict[str, Any] = {}
+    if request.user.is_authenticated:
+        ctx["live_matches"] = services.live_matches_of(request.user)
+        ctx["open_invites"] = Invite.objects.filter(
+            creator=request.user, status=Invite.Status.OPEN
+        )[:10]
+    return render(request, "lobby/home.html", ctx)
+
+
+@login_required
+@require_POST
+def invite_create(request: HttpRequest) -> HttpResponse:
+    inv = services.create_invite(request.user)
+    return redirect("matches:invite", code=inv.code)
+
+
+@login_required
+@require_GET
+def invite_detail(request: HttpRequest, code: str) -> HttpResponse:
+    inv = get_object_or_404(Invite.objects.select_related("creator"), code=code)
+    if inv.status == Invite.Status.ACCEPTED and inv.match_id is not None:
+        if request.user.pk in (inv.creator_id, inv.accepted_by_id):
+            return redirect("matches:match", match_id=inv.match_id)
+    url = request.build_absolute_uri(reverse("matches:invite", kwargs={"code": inv.code}))
+    return render(
+        request,
+        "lobby/invite.html",
+        {"invite": inv, "invite_url": url, "is_creator": inv.creator_id == request.user.pk},
+    )
+
+
+@login_required
+@require_GET
+def invite_status(request: HttpRequest, code: str) -> HttpResponse:
+    """Polled by the creator's invite page; moves it on to the match when accepted."""
+    inv = get_object_or_404(Invite, code=code, creator=request.user)
+    if inv.status == Invite.Status.ACCEPTED and inv.match_id is not None:
+        return HttpResponseClientRedirect(reverse("matches:match", args=[inv.match_id]))
+    return render(request, "lobby/_invite_status.html", {"invite": inv})
+
+
+@login_required
+@require_POST
+def invite_accept(request: HttpRequest, code: str) -> HttpResponse:
+    try:
+        m = services.accept_invite(code, request.user)
+    except services.ServiceError as e:
+        messages.error(request, e.message)
+        return redirect("matches:invite", code=code) if e.code != "not_found" else redirect("/")
+    return redirect("matches:match", match_id=m.pk)
+
+
+@login_required
+@require_POST
+def invite_cancel(request: HttpRequest, code: str) -> HttpResponse:
+    try:
+        services.cancel_invite(code, request.user)
+    except services.ServiceError as e:
+        messages.error(request, e.message)
+    return redirect("matches:lobby")
+
+
+@login_required
+@require_POST
+def same_device_create(request: HttpRequest) -> HttpResponse:
+    try:
+        m = services.create_same_device(request.user, request.POST.get("guest_name", ""))
+    except services.ServiceError as e:
+        messages.error(request, e.message)
+        return redirect("matches:lobby")
+    return redirect("matches:match", match_id=m.pk)
+
+
+@login_required
+@require_GET
+def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
+    try:
+        m, view = services.current_view(match_id, request.user)
+    except services.ServiceError as e:
+        if e.code == "not_found":
+            raise Http404(e.message) from None
+        return HttpResponseForbidden(e.message)
+    from .render import page_context
+
+    ctx = page_context(view)
+    ctx.setdefault("match_obj", m)
+    return render(request, "matches/match.html", ctx)
+
+
+# --- JSON API for scripted clients (docs/protocol.md) ------------------------
+
+
+def _api_user(request: HttpRequest) -> JsonResponse | None:
+    if not request.user.is_authenticated:
+        return JsonResponse({"code": "not_logged_in", "message": _("Log in first.")}, status=401)
+    return None
+
+
+def _error(e: services.ServiceError, status: int = 400) -> JsonResponse:
+    return JsonResponse({"code": e.code, "message": e.message}, status=status)
+
+
+@require_GET
+def api_match_state(request: HttpRequest, match_id: int) -> JsonResponse:
+    if (denied := _api_user(request)) is not None:
+        return denied
+    try:
+        m, view = services.current_view(match_id, request.user)
+    except services.ServiceError as e:
+        return _error(e, 404 if e.code == "not_found" else 403)
+    return JsonResponse({"type": "state", "version": m.version, "view": view})
+
+
+@require_POST
+def api_invite_create(request: HttpRequest) -> JsonResponse:
+    if (denied := _api_user(request)) is not None:
+        return denied
+    inv = services.create_invite(request.user)
+    url = request.build_absolute_uri(reverse("matches:invite", kwargs={"code": inv.code}))
+    return JsonResponse({"code": inv.code, "url": url, "expires_at": inv.expires_at.isoformat()})
+
+
+@require_POST
+def api_invite_accept(request: HttpRequest, code: str) -> JsonResponse:
+    if (denied := _api_user(request)) is not None:
+        return denied
+    try:
+        m = services.accept_invite(code, request.user)
+    except services.ServiceError as e:
+        return _error(e, 404 if e.code == "not_found" else 409)
+    return JsonResponse({"match_id": m.pk, "ws": f"/ws/matches/{m.pk}/"})
+
+
+@require_POST
+def api_same_device_create(request: HttpRequest) -> JsonResponse:
+    if (denied := _api_user(request)) is not None:
+        return denied
+    try:
+        body = json.loads(request.body or b"{}")
+        name = body.get("guest_name", "") if isinstance(body, dict) else ""
+        m = services.create_same_device(request.user, name if isinstance(name, str) else "")
+    except ValueError:
+        return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
+    except services.ServiceError as e:
+        return _error(e)
+    return JsonResponse({"match_id": m.pk, "ws": f"/ws/matches/{m.pk}/"})
+
+
+@require_GET
+def api_live_matches(request: HttpRequest) -> JsonResponse:
+    if (denied := _api_user(request)) is not None:
+        return denied
+    uid = request.user.pk
+    return JsonResponse(
+        {
+            "matches": [
+                {
+                    "id": m.pk,
+                    "kind": m.kind,
+                    "status": m.status,
+                    "seats": m.seats_of(uid),
+                    "names": m.names(),
+                    "ws": f"/ws/matches/{m.pk}/",
+                }
+                for m in services.live_matches_of(request.user)
+            ]
+        }
+    )
