@@ -3,7 +3,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check bench fmt
+# `make test` runs against this machine's PostgreSQL and Redis unless told otherwise.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+# `make run-services` defaults: the local PostgreSQL and Redis.
+SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
+SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/0
+
+.PHONY: run run-services test check bench demo fmt messages
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -11,20 +19,45 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# The embedded default: SQLite, in-memory channel layer, in-process timers.
 run: $(STAMP)
-	$(PY) -m engine.demo
+	$(PY) manage.py migrate --noinput
+	@echo "Spectacular Bid is running on http://127.0.0.1:8000"
+	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 config.asgi:application
+
+# Production-shaped: PostgreSQL + Redis, Daphne, a Celery worker and beat (Procfile, honcho).
+# DATABASE_URL and REDIS_URL from the environment, else this machine's services.
+run-services: export DATABASE_URL := $(or $(DATABASE_URL),$(SERVICES_DATABASE_URL))
+run-services: export REDIS_URL := $(or $(REDIS_URL),$(SERVICES_REDIS_URL))
+run-services: export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+run-services: $(STAMP)
+	honcho start release
+	@echo "Spectacular Bid is running on http://$${HOST:-127.0.0.1}:$${PORT:-8000} (PostgreSQL + Redis + Celery)"
+	honcho start web worker beat
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict engine
 
-test: $(STAMP) check
+test: $(STAMP)
+	bash scripts/ensure-chromium.sh
+	$(MAKE) check
+	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" TEST_REDIS_URL="$(TEST_REDIS_URL)" \
 	$(PY) -m pytest
 
 bench: $(STAMP)
 	$(PY) -m engine.bench
 
+demo: $(STAMP)
+	$(PY) -m engine.demo
+
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+# After changing UI text: collect the strings into locale/*/django.po, translate
+# the ja entries, then compile the .mo files (both are committed; needs gettext).
+messages: $(STAMP)
+	$(PY) manage.py makemessages -l ja -l en --ignore=.venv --ignore=engine --ignore=tests --ignore=staticfiles
+	$(PY) manage.py compilemessages --ignore=.venv

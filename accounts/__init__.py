@@ -1,0 +1,1 @@
+"""People: the custom user model, sign-up, log-in and the public profile page."""
