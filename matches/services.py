@@ -40,6 +40,27 @@ PLATFORM_OPS = ("start", "continue", "flag", "sync")
 OPS = ENGINE_OPS + PLATFORM_OPS
 
 
+def _setting_ms(name: str, default: int) -> int:
+    # Tests shorten these (a real match always uses the RULES §7 numbers).
+    value = getattr(settings, name, default)
+    return int(value)
+
+
+def match_clock() -> engine.ClockConfig:
+    """120 s main time and a 10 s delay (RULES §7); settings may shorten both in tests."""
+    return engine.ClockConfig(
+        main_ms=_setting_ms("MATCH_MAIN_MS", 120_000), delay_ms=_setting_ms("MATCH_DELAY_MS", 10_000)
+    )
+
+
+def start_window_ms() -> int:
+    return _setting_ms("MATCH_START_WINDOW_MS", START_WINDOW_MS)
+
+
+def continue_window_ms() -> int:
+    return _setting_ms("MATCH_CONTINUE_WINDOW_MS", CONTINUE_WINDOW_MS)
+
+
 def now_ms() -> int:
     """Wall-clock epoch milliseconds: the only clock read of the platform's match logic."""
     return time.time_ns() // 1_000_000
@@ -80,7 +101,7 @@ def _new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = "
         player0=player0,
         player1=player1,
         guest_name=guest_name,
-        ready_deadline_ms=now + START_WINDOW_MS,
+        ready_deadline_ms=now + start_window_ms(),
     )
     _record(m, [{"type": "created", "t": now}])
     _after_commit(m, None)
@@ -247,7 +268,7 @@ def _waiting_op(
     if not all(ready):
         return None
     state = engine.new_match(
-        _deal(m, 0), now_ms=now, handoff=m.kind == Match.Kind.SAME_DEVICE
+        _deal(m, 0), now_ms=now, clock=match_clock(), handoff=m.kind == Match.Kind.SAME_DEVICE
     )
     m.status = Match.Status.LIVE
     m.started_at = timezone.now()
@@ -334,7 +355,7 @@ def _follow_forced(
         events.extend(ev)
     if state.phase == engine.HAND_OVER and any(e["type"] == "hand_end" for e in events):
         m.ready = [False, False]
-        m.ready_deadline_ms = now + CONTINUE_WINDOW_MS
+        m.ready_deadline_ms = now + continue_window_ms()
     _finish_if_over(m, state)
     return state
 

@@ -44,7 +44,7 @@ def schedule(match_id: int, version: int, at_ms: int) -> None:
         return
     loop = _loop
     if loop is None or loop.is_closed():
-        log.warning("no event loop for the deadline timer of match %s", match_id)
+        log.debug("no event loop for the deadline timer of match %s", match_id)
         return
     loop.call_soon_threadsafe(_arm, loop, match_id, version, at_ms)
 
