@@ -38,6 +38,7 @@ GUEST_NAME_MAX = 40
 ENGINE_OPS = ("place", "bid", "accept", "decline", "resign", "reveal")
 PLATFORM_OPS = ("start", "continue", "flag", "sync")
 OPS = ENGINE_OPS + PLATFORM_OPS
+IDEMPOTENT_OPS = ("start", "continue", "flag")
 
 
 def _setting_ms(name: str, default: int) -> int:
@@ -228,7 +229,9 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
             return Outcome(m, state)
         if m.is_over:
             raise ServiceError("match_over", _("The match is over."), version=m.version)
-        if parsed["version"] != m.version:
+        # start, continue and flag only say "I am ready" / "check the clock":
+        # harmless at any version, and both players press them at once.
+        if parsed["version"] != m.version and op not in IDEMPOTENT_OPS:
             raise ServiceError(
                 "stale", _("The match moved on; here is the current position."), version=m.version
             )
@@ -243,6 +246,8 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
                 error = ServiceError("timeout", _illegal_message("timeout"), version=m.version + 1)
         if m.status == Match.Status.ABORTED and op != "resign":
             error = ServiceError("aborted", _("Start was not pressed in time: aborted."))
+        if not events:
+            return Outcome(m, state, error)  # nothing happened (a flag before the deadline)
         _save(m, state, events)
     return Outcome(m, state, error)
 

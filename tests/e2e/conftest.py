@@ -1,0 +1,176 @@
+"""Browser tests: a real Daphne server and Debian's Chromium driven by Playwright.
+
+The server runs as a subprocess exactly as ``make run`` runs it (one ASGI
+process, in-memory channel layer, asyncio deadline timers), on its own
+database: PostgreSQL when the test run uses it (``make test``), else SQLite.
+Deals are seeded through ``SB_DEAL_SEED``, which production refuses.
+
+On failure every open page is screenshotted into ``tests/e2e/artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CHROMIUM, unavailable
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+E2E_DB = "spectacular_e2e"
+DEAL_SEED = "20261130"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _database_url(tmp: Path) -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        import psycopg
+
+        base = url.rsplit("/", 1)[0]
+        with psycopg.connect(base + "/postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {E2E_DB} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {E2E_DB}")
+        return f"{base}/{E2E_DB}"
+    return f"sqlite:///{tmp / 'e2e.sqlite3'}"
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a live Daphne server with a fresh, migrated database."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(tmp),
+        "SB_DEAL_SEED": DEAL_SEED,
+        "DEBUG": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("REDIS_URL", None)
+    env.pop("MATCH_TIMERS", None)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    port = _free_port()
+    log = open(tmp / "daphne.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "config.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(url + "/", timeout=1).read()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                log.close()
+                raise RuntimeError(
+                    "daphne did not start:\n" + (tmp / "daphne.log").read_text()[-3000:]
+                ) from None
+            time.sleep(0.1)  # polling the server's start-up, with a deadline
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        unavailable(f"needs Debian's Chromium at {CHROMIUM} (scripts/ensure-chromium.sh)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield b
+        b.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture
+def new_page(
+    browser: Any, server: str, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Any]]:
+    """Open a page in a fresh browser context (its own cookies: its own player)."""
+    contexts: list[Any] = []
+
+    def make(locale: str = "ja-JP", width: int = 1280, height: int = 900) -> Any:
+        ctx = browser.new_context(
+            base_url=server, locale=locale, viewport={"width": width, "height": height}
+        )
+        ctx.set_default_timeout(10_000)
+        contexts.append(ctx)
+        return ctx.new_page()
+
+    yield make
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        for i, ctx in enumerate(contexts):
+            for j, page in enumerate(ctx.pages):
+                try:
+                    page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{i}-{j}.png"),
+                                    full_page=True)
+                except Exception:  # noqa: BLE001 - a screenshot must not hide the failure
+                    pass
+    for ctx in contexts:
+        ctx.close()
+
+
+def sign_up(page: Any, username: str, password: str = "correct-horse-battery-9") -> None:
+    """Sign up through the form, as a person would; ends logged in on the lobby."""
+    page.goto("/signup/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password1]", password)
+    page.fill("input[name=password2]", password)
+    page.locator("form button[type=submit], form input[type=submit]").first.click()
+    page.wait_for_url("**/")
