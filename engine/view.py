@@ -102,7 +102,8 @@ def view_for(s: MatchState, seat: int | None, now_ms: int) -> dict[str, Any]:
     forced = forced_action(s) if my_turn else None
     v["forced"] = None if forced is None else forced.kind
     v["playable"] = _playable(s, seat) if my_turn and s.phase == PLAY else []
-    v["must_place"] = None if s.must_place is None else list(s.must_place)
+    # The tile a player drew and must place is its drawer's secret (RULES §5).
+    v["must_place"] = None if s.must_place is None or not my_turn else list(s.must_place)
     if s.phase == AUCTION and my_turn:
         top = max_bid(s, seat)
         lo = min_bid(s)

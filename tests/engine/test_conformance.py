@@ -223,7 +223,7 @@ def _malformed_cases() -> list[Any]:
                         "tile": [1, 1],
                         "at": {"tile": [1, 4], "side": "low"},
                         "t": 3000,
-                    },  # noqa: E501
+                    },
                     {"player": None, "do": "next_hand", "t": 4000},
                 ],
                 deals=[HANDS_OUT],
@@ -284,7 +284,7 @@ def test_the_missing_deal_case_really_reaches_a_second_hand(tmp_path: Path) -> N
                 "tile": [1, 1],
                 "at": {"tile": [1, 4], "side": "low"},
                 "t": 3000,
-            },  # noqa: E501
+            },
             {"player": None, "do": "next_hand", "t": 4000},
         ],
         deals=[HANDS_OUT, DEAL0],
