@@ -213,7 +213,9 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
     parsed = parse_frame(frame)
     with transaction.atomic():
         m = (
-            Match.objects.select_for_update()
+            # of=("self",): player1 is nullable (same device), and PostgreSQL
+            # refuses FOR UPDATE on the nullable side of the outer join.
+            Match.objects.select_for_update(of=("self",))
             .select_related("player0", "player1")
             .filter(pk=match_id)
             .first()
