@@ -1,0 +1,106 @@
+"""What `make run` does: migrate, then Daphne serves pages and static files."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+DAPHNE = Path(sys.executable).parent / "daphne"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def get(url: str) -> tuple[int, str, bytes]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.headers.get("Content-Type", ""), response.read()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The embedded default (SQLite file, in-memory layer) served by Daphne."""
+    db = tmp_path_factory.mktemp("run") / "db.sqlite3"
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DEBUG", "SB_DEAL_SEED")}
+    env.update(DATABASE_URL=f"sqlite:///{db}", DJANGO_SETTINGS_MODULE="config.settings")
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=BASE_DIR,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(DAPHNE), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+        cwd=BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                get(base + "/accounts/login/")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def test_daphne_serves_the_log_in_page(server: str) -> None:
+    status, content_type, body = get(server + "/accounts/login/")
+    assert status == 200
+    assert content_type.startswith("text/html")
+    assert "ログイン".encode() in body
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("/static/css/base.css", "text/css"),
+        ("/static/django_htmx/htmx-2.min.js", "javascript"),
+        ("/static/django_htmx/ext/hx-ws-2.min.js", "javascript"),
+    ],
+)
+def test_daphne_serves_the_static_files_the_pages_load(server: str, path: str, kind: str) -> None:
+    status, content_type, body = get(server + path)
+    assert status == 200
+    assert kind in content_type
+    assert body
+
+
+def test_every_stylesheet_and_script_on_a_page_loads(server: str) -> None:
+    import re
+
+    _, _, body = get(server + "/accounts/login/")
+    assets = re.findall(rb'(?:href|src)="(/static/[^"]+)"', body)
+    assert len(assets) >= 3
+    for asset in assets:
+        assert get(server + asset.decode())[0] == 200

@@ -1,0 +1,145 @@
+"""What every test gets: pytest-django, the service fixtures and the CI skip rule.
+
+Settings come from ``config.settings`` (``DJANGO_SETTINGS_MODULE`` in
+pyproject.toml), so the database is whatever ``DATABASE_URL`` says: ``make test``
+points it at this machine's PostgreSQL, a bare ``pytest`` uses SQLite.
+
+**The CI rule.** A test that needs PostgreSQL, Redis or a browser skips itself
+when the service is missing on a developer's machine, but CI must never pass by
+skipping them: with ``REQUIRE_SERVICES=1`` (``.ci/run`` sets it) every skip is
+reported as a failure, and ``require_postgres`` / ``require_redis`` /
+``require_chromium`` fail outright instead of skipping.
+
+Fixtures:
+
+- ``require_postgres``: the test database is PostgreSQL and reachable.
+- ``require_redis``: Redis at ``TEST_REDIS_URL`` (default
+  ``redis://127.0.0.1:6379/15``) answers a ping; returns that URL. Tests share
+  that database, so they use their own key prefixes rather than flushing it.
+- ``require_chromium``: Debian's Chromium is installed; returns its path
+  (``scripts/ensure-chromium.sh`` installs it, ``make test`` runs that script).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Generator
+from typing import Any, NoReturn
+
+import pytest
+
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "") or "redis://127.0.0.1:6379/15"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def requiring_services() -> bool:
+    """True when skips of service-backed and browser tests must fail (CI)."""
+    return os.environ.get("REQUIRE_SERVICES", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def unavailable(what: str) -> NoReturn:
+    """Skip the test because ``what`` is missing, or fail it under REQUIRE_SERVICES=1."""
+    if requiring_services():
+        pytest.fail(f"{what} (REQUIRE_SERVICES=1: this test may not be skipped)", pytrace=False)
+    pytest.skip(what)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not requiring_services():
+        return
+    from django.conf import settings
+
+    if not settings.configured:
+        return
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if engine != "django.db.backends.postgresql":
+        raise pytest.UsageError(
+            f"REQUIRE_SERVICES=1 but the test database is {engine}: set DATABASE_URL to "
+            "PostgreSQL (make test does: postgres://postgres@127.0.0.1:5432/spectacular)."
+        )
+
+
+def _skip_reason(longrepr: Any) -> str:
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if requiring_services() and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped under REQUIRE_SERVICES=1, which CI sets so that no service-backed "
+            f"or browser test passes by skipping: {_skip_reason(report.longrepr)}"
+        )
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    # A module-level skip (pytest.importorskip, allow_module_level) skips at collection.
+    report = yield
+    if requiring_services() and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"module skipped under REQUIRE_SERVICES=1: {_skip_reason(report.longrepr)}"
+        )
+    return report
+
+
+@pytest.fixture(scope="session")
+def require_postgres() -> None:
+    """The test database is PostgreSQL and the server answers."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        unavailable("needs PostgreSQL: DATABASE_URL does not point at it (make test sets it)")
+    import psycopg
+
+    params = {
+        "host": db.get("HOST") or "127.0.0.1",
+        "port": db.get("PORT") or 5432,
+        "user": db.get("USER") or None,
+        "password": db.get("PASSWORD") or None,
+    }
+    try:
+        with psycopg.connect(
+            dbname="postgres",
+            connect_timeout=3,
+            **{k: v for k, v in params.items() if v is not None},
+        ):
+            pass
+    except psycopg.OperationalError as exc:
+        unavailable(f"needs PostgreSQL at {params['host']}:{params['port']}: {exc}")
+
+
+@pytest.fixture(scope="session")
+def require_redis() -> str:
+    """Redis at TEST_REDIS_URL answers a ping; returns the URL."""
+    import redis
+
+    client = redis.Redis.from_url(TEST_REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        unavailable(f"needs Redis at {TEST_REDIS_URL}: {exc}")
+    finally:
+        client.close()
+    return TEST_REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def require_chromium() -> str:
+    """Debian's Chromium for Playwright; returns its path."""
+    path = CHROMIUM if os.access(CHROMIUM, os.X_OK) else shutil.which("chromium")
+    if not path:
+        unavailable(f"needs Chromium at {CHROMIUM} (run scripts/ensure-chromium.sh)")
+    return path
