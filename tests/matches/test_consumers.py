@@ -1,0 +1,489 @@
+"""The match WebSocket (``/ws/matches/<id>/``) against the real ASGI application.
+
+Sockets log in with a real session cookie, pass the origin check, and talk the
+JSON protocol of PROTOCOL.md. The database is the real (transactional) one, so
+the consumer's own threads see what the test committed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings as django_settings
+from django.test import Client
+from matchplay import find_seed, frame_for, new_casual, random_legal, snapshot
+
+import engine
+from config.asgi import application
+from matches import services
+from matches.models import Match
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORIGIN = (b"origin", b"http://localhost")
+WAIT = 10  # seconds: the longest any expected frame may take
+
+
+def _headers(user: Any | None) -> list[tuple[bytes, bytes]]:
+    if user is None:
+        return [ORIGIN]
+    client = Client()
+    client.force_login(user)
+    name = django_settings.SESSION_COOKIE_NAME
+    return [ORIGIN, (b"cookie", f"{name}={client.cookies[name].value}".encode())]
+
+
+class Socket:
+    """One connected client; keeps every frame it received."""
+
+    def __init__(self, comm: WebsocketCommunicator) -> None:
+        self.comm = comm
+        self.frames: list[dict[str, Any]] = []
+
+    async def recv(self) -> dict[str, Any]:
+        frame = await self.comm.receive_json_from(timeout=WAIT)
+        self.frames.append(frame)
+        return frame
+
+    async def until(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """Receive until a frame satisfies ``pred`` (each frame waited for at most WAIT s)."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            frame = await self.recv()
+            if pred(frame):
+                return frame
+        raise AssertionError("no such frame in time")
+
+    async def state_at(self, version: int) -> dict[str, Any]:
+        return await self.until(lambda f: f["type"] == "state" and f["version"] >= version)
+
+    async def send(self, frame: Any) -> None:
+        await self.comm.send_json_to(frame)
+
+
+async def _connect(match_id: int, user: Any | None) -> tuple[WebsocketCommunicator, bool, Any]:
+    headers = await database_sync_to_async(_headers)(user)
+    comm = WebsocketCommunicator(application, f"/ws/matches/{match_id}/", headers=headers)
+    connected, detail = await comm.connect(timeout=WAIT)
+    return comm, connected, detail
+
+
+async def _open(match_id: int, user: Any) -> Socket:
+    comm, connected, _ = await _connect(match_id, user)
+    assert connected
+    sock = Socket(comm)
+    first = await sock.recv()
+    assert first["type"] == "state"
+    return sock
+
+
+def _db_state(match_id: int) -> tuple[int, dict[str, Any] | None]:
+    m = Match.objects.get(pk=match_id)
+    return m.version, m.state
+
+
+@pytest.fixture
+def match(alice: Any, bob: Any) -> Match:
+    return new_casual(alice, bob)
+
+
+# --- who may connect ---------------------------------------------------------
+
+
+async def test_an_anonymous_socket_is_refused_with_4401(match: Match) -> None:
+    comm, connected, code = await _connect(match.pk, None)
+    assert not connected and code == 4401
+    await comm.disconnect()
+
+
+async def test_an_outsider_is_refused_with_4403(match: Match, outsider: Any) -> None:
+    comm, connected, code = await _connect(match.pk, outsider)
+    assert not connected and code == 4403
+    await comm.disconnect()
+
+
+async def test_a_socket_for_a_match_that_does_not_exist_is_refused(alice: Any) -> None:
+    comm, connected, code = await _connect(999_999, alice)
+    assert not connected and code == 4403
+    await comm.disconnect()
+
+
+async def test_each_player_connects_and_gets_its_own_whole_view(
+    match: Match, alice: Any, bob: Any
+) -> None:
+    a = await _open(match.pk, alice)
+    b = await _open(match.pk, bob)
+    try:
+        for sock, seat in ((a, 0), (b, 1)):
+            view = sock.frames[0]["view"]
+            assert view["seat"] == seat and view["phase"] is None
+            assert view["match"]["you"] == seat
+            assert view["match"]["names"] == ["alice", "bob"]
+            assert view["match"]["status"] == "waiting"
+    finally:
+        await a.comm.disconnect()
+        await b.comm.disconnect()
+
+
+# --- playing -----------------------------------------------------------------------
+
+
+async def _start(match: Match, a: Socket, b: Socket) -> int:
+    await a.send({"op": "start", "version": 0})
+    await a.state_at(1)
+    await b.state_at(1)
+    await b.send({"op": "start", "version": 1})
+    fa = await a.state_at(2)
+    fb = await b.state_at(2)
+    assert fa["view"]["phase"] == fb["view"]["phase"] == engine.PLAY
+    return 2
+
+
+async def test_a_move_reaches_both_players_and_a_reconnect_gets_the_whole_view(
+    match: Match, alice: Any, bob: Any, settings: Any
+) -> None:
+    settings.DEAL_SEED = 4
+    a = await _open(match.pk, alice)
+    b = await _open(match.pk, bob)
+    try:
+        version = await _start(match, a, b)
+        _, raw = await database_sync_to_async(_db_state)(match.pk)
+        assert raw is not None
+        s = engine.from_dict(raw)
+        action = engine.legal_actions(s)[0]
+        mover = a if action.player == 0 else b
+        await mover.send(frame_for(action, version))
+        fa = await a.state_at(version + 1)
+        fb = await b.state_at(version + 1)
+        assert fa["view"]["layout"] == fb["view"]["layout"]
+        assert list(action.tile or ()) in [p["tile"] for p in fa["view"]["layout"]]
+        # Bob leaves and comes back: the first frame is the whole current view.
+        await b.comm.disconnect()
+        b = await _open(match.pk, bob)
+        again = b.frames[0]
+        assert again["version"] == version + 1
+        for key in ("layout", "hand", "phase", "to_act", "balances", "hand_sizes", "talon"):
+            assert again["view"][key] == fb["view"][key], key
+        assert again["view"]["clocks"]["deadline"] == fb["view"]["clocks"]["deadline"]
+        assert again["view"]["match"]["names"] == ["alice", "bob"]
+    finally:
+        await a.comm.disconnect()
+        await b.comm.disconnect()
+
+
+BAD_FRAMES: dict[str, tuple[str | bytes, str]] = {
+    "not JSON": ("{op: place", "bad_request"),
+    "a JSON list": ("[1, 2]", "bad_request"),
+    "a binary frame": (b'{"op": "sync"}', "bad_request"),
+    "one megabyte": (json.dumps({"op": "sync", "pad": "x" * (1 << 20)}), "too_large"),
+    "an unknown op": ('{"op": "draw", "version": 2}', "bad_request"),
+    "no version": ('{"op": "resign"}', "bad_request"),
+    "a string version": ('{"op": "resign", "version": "2"}', "bad_request"),
+    "a tile as text": (
+        '{"op": "place", "tile": "1-4", "at": null, "version": 2}',
+        "bad_request",
+    ),
+    "a float bid": ('{"op": "bid", "amount": 20.0, "version": 2}', "bad_request"),
+    "an old version": ('{"op": "resign", "version": 1}', "stale"),
+    "a future version": ('{"op": "resign", "version": 3}', "stale"),
+}
+
+
+@pytest.mark.parametrize("raw,code", BAD_FRAMES.values(), ids=BAD_FRAMES.keys())
+async def test_a_bad_frame_gets_an_error_frame_and_changes_nothing(
+    match: Match, alice: Any, bob: Any, settings: Any, raw: str | bytes, code: str
+) -> None:
+    settings.DEAL_SEED = 4
+    a = await _open(match.pk, alice)
+    b = await _open(match.pk, bob)
+    try:
+        version = await _start(match, a, b)
+        before = await database_sync_to_async(snapshot)(match.pk)
+        if isinstance(raw, bytes):
+            await a.comm.send_to(bytes_data=raw)
+        else:
+            await a.comm.send_to(text_data=raw)
+        error = await a.recv()
+        assert error["type"] == "error" and error["code"] == code
+        assert error["message"]
+        if code == "stale":
+            # A stale client is also given the current position.
+            assert error["version"] == version
+            state = await a.recv()
+            assert state["type"] == "state" and state["version"] == version
+        assert await a.comm.receive_nothing(0.2)
+        assert await b.comm.receive_nothing(0.1)  # the opponent hears nothing of it
+        assert await database_sync_to_async(snapshot)(match.pk) == before
+    finally:
+        await a.comm.disconnect()
+        await b.comm.disconnect()
+
+
+async def test_a_move_out_of_turn_gets_an_error_frame(
+    match: Match, alice: Any, bob: Any, settings: Any
+) -> None:
+    settings.DEAL_SEED = 4
+    a = await _open(match.pk, alice)
+    b = await _open(match.pk, bob)
+    try:
+        version = await _start(match, a, b)
+        _, raw = await database_sync_to_async(_db_state)(match.pk)
+        s = engine.from_dict(raw)
+        waiting = 1 - (s.to_act or 0)
+        sock = a if waiting == 0 else b
+        pos = s.layout.legal_positions()[0]
+        await sock.send(
+            {
+                "op": "place",
+                "tile": list(s.hands[waiting][0]),
+                "at": {"tile": list(pos[0]), "side": pos[1]},
+                "version": version,
+            }
+        )
+        error = await sock.recv()
+        assert error["type"] == "error" and error["code"] == "not_your_turn"
+        assert (await database_sync_to_async(_db_state)(match.pk))[0] == version
+    finally:
+        await a.comm.disconnect()
+        await b.comm.disconnect()
+
+
+# --- what a seat may see -------------------------------------------------------------
+
+
+def tiles_in(
+    obj: Any, path: tuple[Any, ...] = ()
+) -> Iterator[tuple[tuple[int, int], tuple[Any, ...]]]:
+    """Every ``[low, high]`` domino anywhere in ``obj``, with where it was found."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from tiles_in(v, (*path, k))
+    elif isinstance(obj, list):
+        if len(obj) == 2 and all(type(x) is int and 0 <= x <= 6 for x in obj) and obj[0] <= obj[1]:
+            yield (obj[0], obj[1]), path
+        else:
+            for i, v in enumerate(obj):
+                yield from tiles_in(v, (*path, i))
+
+
+def leaks(view: dict[str, Any], seat: int, state: engine.MatchState) -> list[str]:
+    """What ``view`` shows of the opponent's hand or the talon that it must not.
+
+    Allowed: both hands inside the current hand's settlement (RULES §5), and
+    anything about an earlier hand (its tiles are dealt anew). Counts that look
+    like tiles (``hand_sizes``, ``pips``) are not tiles.
+    """
+    v = copy.deepcopy(view)
+    opponent = set(state.hands[1 - seat])
+    talon = set(state.talon)
+    v["events"] = [e for e in v.get("events", []) if e.get("hand") == state.hand_no]
+    found: list[str] = []
+    settled: list[dict[str, Any]] = []
+    if v.get("settlement"):
+        settled.append(v.pop("settlement"))
+    for e in v["events"]:
+        if e.get("type") == "hand_end":
+            settled.append({"hands": e.pop("hands", None)})
+    for block in settled:
+        for tile, path in tiles_in(block.get("hands")):
+            if tile in talon:
+                found.append(f"talon tile {tile} in the settlement at {path}")
+    for tile, path in tiles_in(v):
+        if path and path[-1] in ("hand_sizes", "pips"):
+            continue
+        if tile in opponent:
+            found.append(f"opponent tile {tile} at {path}")
+        if tile in talon:
+            found.append(f"talon tile {tile} at {path}")
+    return found
+
+
+def _whole_match(b: Any) -> bool:
+    # A match that ends by balance after an auction, in which both seats drew.
+    if b.state is None or b.state.phase != engine.MATCH_OVER or b.state.end != "balance":
+        return False
+    kinds = [(e["type"], e.get("player")) for e in b.events]
+    return (
+        ("draw", 0) in kinds
+        and ("draw", 1) in kinds
+        and any(k == "bid" for k, _ in kinds)
+        and b.state.hand_no >= 2
+        and len(kinds) < 250
+    )
+
+
+async def _play_whole_match(
+    match: Match, socks: dict[int, Socket], seed: int
+) -> dict[int, engine.MatchState]:
+    """Play the seeded match to its end; return the database state at every version."""
+    states: dict[int, engine.MatchState] = {}
+    rng = random.Random(seed)
+
+    async def settle(version: int) -> engine.MatchState | None:
+        for sock in socks.values():
+            await sock.state_at(version)
+        v, raw = await database_sync_to_async(_db_state)(match.pk)
+        assert v == version
+        state = None if raw is None else engine.from_dict(raw)
+        if state is not None:
+            states[v] = state
+        return state
+
+    version = 0
+    await socks[0].send({"op": "start", "version": version})
+    version += 1
+    await settle(version)
+    await socks[1].send({"op": "start", "version": version})
+    version += 1
+    state = await settle(version)
+    for _ in range(1000):
+        assert state is not None
+        if state.phase == engine.MATCH_OVER:
+            return states
+        if state.phase == engine.HAND_OVER:
+            for seat in (0, 1):
+                await socks[seat].send({"op": "continue", "version": version})
+                version += 1
+                state = await settle(version)
+            continue
+        action = random_legal(state, rng)
+        await socks[action.player].send(frame_for(action, version))
+        version += 1
+        state = await settle(version)
+    raise AssertionError("the match did not end")
+
+
+async def test_no_frame_shows_a_seat_the_opponents_tiles_or_the_talon(
+    match: Match, alice: Any, bob: Any, settings: Any
+) -> None:
+    seed = await database_sync_to_async(find_seed)(match.pk, _whole_match, random_legal)
+    settings.DEAL_SEED = seed
+    socks = {0: await _open(match.pk, alice), 1: await _open(match.pk, bob)}
+    try:
+        states = await _play_whole_match(match, socks, seed)
+    finally:
+        for sock in socks.values():
+            await sock.comm.disconnect()
+    final = states[max(states)]
+    assert final.phase == engine.MATCH_OVER and final.end == "balance"
+    assert final.hand_no >= 2
+
+    checked = {0: 0, 1: 0}
+    own_hand_seen = {0: 0, 1: 0}
+    settlements_seen = {0: 0, 1: 0}
+    for seat, sock in socks.items():
+        assert sock.frames, seat
+        for frame in sock.frames:
+            assert frame["type"] == "state", frame
+            version = frame["version"]
+            if version < 2:
+                assert frame["view"]["phase"] is None and "hand" not in frame["view"]
+                continue
+            assert version in states, f"a frame of a version never committed: {version}"
+            state = states[version]
+            view = frame["view"]
+            assert view["seat"] == seat
+            problems = leaks(view, seat, state)
+            assert not problems, (seat, version, problems)
+            # The check is real: this seat's own hand is there, and hidden tiles exist.
+            assert view["hand"] == [list(t) for t in state.hands[seat]]
+            if state.hands[seat]:
+                own_hand_seen[seat] += 1
+            assert state.talon or state.hands[1 - seat] or state.phase != engine.PLAY
+            if view.get("settlement"):
+                settlements_seen[seat] += 1
+            checked[seat] += 1
+            # And the checker catches a planted leak in this very frame.
+            if state.hands[1 - seat]:
+                planted = copy.deepcopy(view)
+                planted["debug"] = {"x": [list(state.hands[1 - seat][0])]}
+                assert leaks(planted, seat, state)
+            if state.talon:
+                planted = copy.deepcopy(view)
+                planted["events"].append(
+                    {"type": "draw", "hand": state.hand_no, "tile": list(state.talon[-1])}
+                )
+                assert leaks(planted, seat, state)
+    for seat in (0, 1):
+        assert checked[seat] >= 40, checked
+        assert own_hand_seen[seat] >= 30, own_hand_seen
+        assert settlements_seen[seat] >= 2, settlements_seen
+    # Every version was seen by both seats: nothing was skipped.
+    for seat, sock in socks.items():
+        seen = {f["version"] for f in sock.frames}
+        assert set(states) <= seen, (seat, sorted(set(states) - seen))
+
+
+def test_the_leak_check_sees_a_drawn_tile_of_the_opponent() -> None:
+    state = engine.new_match(engine.Deal.from_order(list(engine.ALL_TILES)), now_ms=0)
+    view = engine.view_for(state, 0, 0)
+    assert leaks(view, 0, state) == []
+    theirs = list(state.hands[1][0])
+    view["events"].append({"type": "draw", "player": 1, "hand": 0, "tile": theirs})
+    assert leaks(view, 0, state) == [f"opponent tile {tuple(theirs)} at ('events', 1, 'tile')"]
+    view = engine.view_for(state, 0, 0)
+    view["must_place"] = list(state.talon[0])
+    assert leaks(view, 0, state)
+
+
+# --- same device -------------------------------------------------------------------------
+
+
+async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
+    alice: Any, settings: Any
+) -> None:
+    settings.DEAL_SEED = 12
+    m = await database_sync_to_async(services.create_same_device)(alice, "Hanako")
+    dev = await _open(m.pk, alice)
+    rng = random.Random(12)
+    states: dict[int, engine.MatchState] = {}
+    try:
+        version = 0
+        await dev.send({"op": "start", "version": version})
+        version += 1
+        await dev.state_at(version)
+        for _ in range(120):
+            v, raw = await database_sync_to_async(_db_state)(m.pk)
+            assert v == version and raw is not None
+            state = engine.from_dict(raw)
+            states[v] = state
+            if state.phase == engine.MATCH_OVER:
+                break
+            if state.phase == engine.HAND_OVER:
+                frame = {"op": "continue", "version": version}
+            else:
+                frame = frame_for(random_legal(state, rng), version)
+            await dev.send(frame)
+            version += 1
+            await dev.state_at(version)
+        states[version] = engine.from_dict((await database_sync_to_async(_db_state)(m.pk))[1])
+    finally:
+        await dev.comm.disconnect()
+
+    hidden = shown = 0
+    for frame in dev.frames:
+        view = frame["view"]
+        if view.get("phase") is None:
+            continue
+        state = states[frame["version"]]
+        if view["awaiting_reveal"]:
+            hidden += 1
+            assert "hand" not in view and view["match"]["you"] is None
+            assert view.get("must_place") is None and not view.get("playable")
+            both = set(state.hands[0]) | set(state.hands[1]) | set(state.talon)
+            visible = {t for t, _ in tiles_in(view.get("layout"))}
+            events = [e for e in view["events"] if e.get("hand") == state.hand_no]
+            shown_tiles = {t for e in events if e.get("type") != "hand_end" for t, _ in tiles_in(e)}
+            assert not (visible | shown_tiles) & both
+        elif view["phase"] in (engine.PLAY, engine.AUCTION):
+            shown += 1
+            assert view["hand"] == [list(t) for t in state.hands[state.to_act]]
+    assert hidden >= 15 and shown >= 15, (hidden, shown)
