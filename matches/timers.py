@@ -10,6 +10,7 @@ scheduled for an old version does nothing.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from datetime import UTC, datetime
 
@@ -46,7 +47,11 @@ def schedule(match_id: int, version: int, at_ms: int) -> None:
     if loop is None or loop.is_closed():
         log.debug("no event loop for the deadline timer of match %s", match_id)
         return
-    loop.call_soon_threadsafe(_arm, loop, match_id, version, at_ms)
+    # A fresh context: the caller is a thread-sensitive sync_to_async thread
+    # (an on_commit hook), whose context marks asgiref's single thread as busy;
+    # inherited by the timer, it made the backstop's sync_to_async refuse to run
+    # ("Single thread executor already being used, would deadlock").
+    loop.call_soon_threadsafe(_arm, loop, match_id, version, at_ms, context=contextvars.Context())
 
 
 def _arm(loop: asyncio.AbstractEventLoop, match_id: int, version: int, at_ms: int) -> None:
