@@ -10,84 +10,19 @@ from __future__ import annotations
 import copy
 import json
 import random
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
-from django.conf import settings as django_settings
-from django.test import Client
 from matchplay import find_seed, frame_for, new_casual, random_legal, snapshot
+from wsclient import Socket, connect, db_state, open_socket
 
 import engine
-from config.asgi import application
 from matches import services
 from matches.models import Match
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ORIGIN = (b"origin", b"http://localhost")
-WAIT = 10  # seconds: the longest any expected frame may take
-
-
-def _headers(user: Any | None) -> list[tuple[bytes, bytes]]:
-    if user is None:
-        return [ORIGIN]
-    client = Client()
-    client.force_login(user)
-    name = django_settings.SESSION_COOKIE_NAME
-    return [ORIGIN, (b"cookie", f"{name}={client.cookies[name].value}".encode())]
-
-
-class Socket:
-    """One connected client; keeps every frame it received."""
-
-    def __init__(self, comm: WebsocketCommunicator) -> None:
-        self.comm = comm
-        self.frames: list[dict[str, Any]] = []
-
-    async def recv(self) -> dict[str, Any]:
-        frame = await self.comm.receive_json_from(timeout=WAIT)
-        self.frames.append(frame)
-        return frame
-
-    async def until(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        """Receive until a frame satisfies ``pred`` (each frame waited for at most WAIT s)."""
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            frame = await self.recv()
-            if pred(frame):
-                return frame
-        raise AssertionError("no such frame in time")
-
-    async def state_at(self, version: int) -> dict[str, Any]:
-        return await self.until(lambda f: f["type"] == "state" and f["version"] >= version)
-
-    async def send(self, frame: Any) -> None:
-        await self.comm.send_json_to(frame)
-
-
-async def _connect(match_id: int, user: Any | None) -> tuple[WebsocketCommunicator, bool, Any]:
-    headers = await database_sync_to_async(_headers)(user)
-    comm = WebsocketCommunicator(application, f"/ws/matches/{match_id}/", headers=headers)
-    connected, detail = await comm.connect(timeout=WAIT)
-    return comm, connected, detail
-
-
-async def _open(match_id: int, user: Any) -> Socket:
-    comm, connected, _ = await _connect(match_id, user)
-    assert connected
-    sock = Socket(comm)
-    first = await sock.recv()
-    assert first["type"] == "state"
-    return sock
-
-
-def _db_state(match_id: int) -> tuple[int, dict[str, Any] | None]:
-    m = Match.objects.get(pk=match_id)
-    return m.version, m.state
 
 
 @pytest.fixture
@@ -99,19 +34,19 @@ def match(alice: Any, bob: Any) -> Match:
 
 
 async def test_an_anonymous_socket_is_refused_with_4401(match: Match) -> None:
-    comm, connected, code = await _connect(match.pk, None)
+    comm, connected, code = await connect(match.pk, None)
     assert not connected and code == 4401
     await comm.disconnect()
 
 
 async def test_an_outsider_is_refused_with_4403(match: Match, outsider: Any) -> None:
-    comm, connected, code = await _connect(match.pk, outsider)
+    comm, connected, code = await connect(match.pk, outsider)
     assert not connected and code == 4403
     await comm.disconnect()
 
 
 async def test_a_socket_for_a_match_that_does_not_exist_is_refused(alice: Any) -> None:
-    comm, connected, code = await _connect(999_999, alice)
+    comm, connected, code = await connect(999_999, alice)
     assert not connected and code == 4403
     await comm.disconnect()
 
@@ -119,8 +54,8 @@ async def test_a_socket_for_a_match_that_does_not_exist_is_refused(alice: Any) -
 async def test_each_player_connects_and_gets_its_own_whole_view(
     match: Match, alice: Any, bob: Any
 ) -> None:
-    a = await _open(match.pk, alice)
-    b = await _open(match.pk, bob)
+    a = await open_socket(match.pk, alice)
+    b = await open_socket(match.pk, bob)
     try:
         for sock, seat in ((a, 0), (b, 1)):
             view = sock.frames[0]["view"]
@@ -151,11 +86,11 @@ async def test_a_move_reaches_both_players_and_a_reconnect_gets_the_whole_view(
     match: Match, alice: Any, bob: Any, settings: Any
 ) -> None:
     settings.DEAL_SEED = 4
-    a = await _open(match.pk, alice)
-    b = await _open(match.pk, bob)
+    a = await open_socket(match.pk, alice)
+    b = await open_socket(match.pk, bob)
     try:
         version = await _start(match, a, b)
-        _, raw = await database_sync_to_async(_db_state)(match.pk)
+        _, raw = await database_sync_to_async(db_state)(match.pk)
         assert raw is not None
         s = engine.from_dict(raw)
         action = engine.legal_actions(s)[0]
@@ -167,7 +102,7 @@ async def test_a_move_reaches_both_players_and_a_reconnect_gets_the_whole_view(
         assert list(action.tile or ()) in [p["tile"] for p in fa["view"]["layout"]]
         # Bob leaves and comes back: the first frame is the whole current view.
         await b.comm.disconnect()
-        b = await _open(match.pk, bob)
+        b = await open_socket(match.pk, bob)
         again = b.frames[0]
         assert again["version"] == version + 1
         for key in ("layout", "hand", "phase", "to_act", "balances", "hand_sizes", "talon"):
@@ -202,8 +137,8 @@ async def test_a_bad_frame_gets_an_error_frame_and_changes_nothing(
     match: Match, alice: Any, bob: Any, settings: Any, raw: str | bytes, code: str
 ) -> None:
     settings.DEAL_SEED = 4
-    a = await _open(match.pk, alice)
-    b = await _open(match.pk, bob)
+    a = await open_socket(match.pk, alice)
+    b = await open_socket(match.pk, bob)
     try:
         version = await _start(match, a, b)
         before = await database_sync_to_async(snapshot)(match.pk)
@@ -231,11 +166,11 @@ async def test_a_move_out_of_turn_gets_an_error_frame(
     match: Match, alice: Any, bob: Any, settings: Any
 ) -> None:
     settings.DEAL_SEED = 4
-    a = await _open(match.pk, alice)
-    b = await _open(match.pk, bob)
+    a = await open_socket(match.pk, alice)
+    b = await open_socket(match.pk, bob)
     try:
         version = await _start(match, a, b)
-        _, raw = await database_sync_to_async(_db_state)(match.pk)
+        _, raw = await database_sync_to_async(db_state)(match.pk)
         s = engine.from_dict(raw)
         waiting = 1 - (s.to_act or 0)
         sock = a if waiting == 0 else b
@@ -250,7 +185,7 @@ async def test_a_move_out_of_turn_gets_an_error_frame(
         )
         error = await sock.recv()
         assert error["type"] == "error" and error["code"] == "not_your_turn"
-        assert (await database_sync_to_async(_db_state)(match.pk))[0] == version
+        assert (await database_sync_to_async(db_state)(match.pk))[0] == version
     finally:
         await a.comm.disconnect()
         await b.comm.disconnect()
@@ -330,7 +265,7 @@ async def _play_whole_match(
     async def settle(version: int) -> engine.MatchState | None:
         for sock in socks.values():
             await sock.state_at(version)
-        v, raw = await database_sync_to_async(_db_state)(match.pk)
+        v, raw = await database_sync_to_async(db_state)(match.pk)
         assert v == version
         state = None if raw is None else engine.from_dict(raw)
         if state is not None:
@@ -366,7 +301,7 @@ async def test_no_frame_shows_a_seat_the_opponents_tiles_or_the_talon(
 ) -> None:
     seed = await database_sync_to_async(find_seed)(match.pk, _whole_match, random_legal)
     settings.DEAL_SEED = seed
-    socks = {0: await _open(match.pk, alice), 1: await _open(match.pk, bob)}
+    socks = {0: await open_socket(match.pk, alice), 1: await open_socket(match.pk, bob)}
     try:
         states = await _play_whole_match(match, socks, seed)
     finally:
@@ -442,7 +377,7 @@ async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
 ) -> None:
     settings.DEAL_SEED = 12
     m = await database_sync_to_async(services.create_same_device)(alice, "Hanako")
-    dev = await _open(m.pk, alice)
+    dev = await open_socket(m.pk, alice)
     rng = random.Random(12)
     states: dict[int, engine.MatchState] = {}
     try:
@@ -451,7 +386,7 @@ async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
         version += 1
         await dev.state_at(version)
         for _ in range(120):
-            v, raw = await database_sync_to_async(_db_state)(m.pk)
+            v, raw = await database_sync_to_async(db_state)(m.pk)
             assert v == version and raw is not None
             state = engine.from_dict(raw)
             states[v] = state
@@ -464,7 +399,7 @@ async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
             await dev.send(frame)
             version += 1
             await dev.state_at(version)
-        states[version] = engine.from_dict((await database_sync_to_async(_db_state)(m.pk))[1])
+        states[version] = engine.from_dict((await database_sync_to_async(db_state)(m.pk))[1])
     finally:
         await dev.comm.disconnect()
 
