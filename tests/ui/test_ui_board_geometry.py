@@ -15,7 +15,7 @@ import engine
 from matches import board
 
 # A layout grows one tile per placement; every state of these matches is checked.
-SEEDS = range(60)
+SEEDS = range(40)
 
 
 def _layouts() -> list[dict[str, Any]]:
@@ -52,7 +52,7 @@ def distance(half: tuple[float, float, int], b: board.Box) -> float:
 
 
 def test_it_checks_many_layouts_including_long_ones(layouts: list[dict[str, Any]]) -> None:
-    assert len(layouts) > 2500
+    assert len(layouts) > 1500
     assert max(len(x["layout"]) for x in layouts) >= 20
 
 

@@ -1,0 +1,281 @@
+/* Spectacular Bid: the match page's behaviour (no framework, no build step).
+ *
+ * The server renders everything; htmx's ws extension swaps the fragments in.
+ * This script only
+ *   - sends the JSON frames of PROTOCOL.md over the htmx socket (buttons carry data-op),
+ *   - lets you pick a hand tile and then a lit position on the table,
+ *   - counts the displayed clocks and countdowns down between updates, and sends
+ *     {"op": "flag"} once when the running clock shows zero (the server decides).
+ */
+(function () {
+  "use strict";
+
+  var socket = null; // htmx ws socket wrapper (htmx:wsOpen)
+  var selected = null; // data-tile of the selected hand tile
+  var pendingVersion = null; // version an action was sent at: no second action until it changes
+  var flaggedVersion = null;
+  var clocks = [];
+  var countdowns = [];
+  var skew = 0; // server clock − browser clock, measured when the view arrived
+  var ticker = null;
+
+  function $(sel, root) { return (root || document).querySelector(sel); }
+  function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+
+  function status() { return document.getElementById("sb-status"); }
+  function version() {
+    var s = status();
+    return s ? Number(s.dataset.version) : null;
+  }
+
+  function send(frame) {
+    if (!socket) return false;
+    if (frame.op !== "flag" && frame.op !== "sync") {
+      frame.version = version();
+      pendingVersion = frame.version;
+      document.documentElement.classList.add("sb-pending");
+    } else if (frame.op === "flag") {
+      frame.version = version();
+    }
+    socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  function busy() {
+    return pendingVersion !== null && pendingVersion === version();
+  }
+
+  // --- tiles and positions ---------------------------------------------------------
+
+  function tileOf(key) {
+    var p = key.split("-");
+    return [Number(p[0]), Number(p[1])];
+  }
+
+  function posOf(key) {
+    if (key === "open") return null;
+    var i = key.indexOf(":");
+    return { tile: tileOf(key.slice(0, i)), side: key.slice(i + 1) };
+  }
+
+  function place(tileKey, posKey) {
+    send({ op: "place", tile: tileOf(tileKey), at: posOf(posKey) });
+    select(null);
+  }
+
+  function handTile(key) {
+    return $('.hand-tile[data-tile="' + key + '"]');
+  }
+
+  function select(key) {
+    selected = null;
+    $$(".hand-tile").forEach(function (b) {
+      b.setAttribute("aria-pressed", "false");
+      b.classList.remove("is-selected");
+    });
+    $$(".pos").forEach(function (p) {
+      p.classList.remove("is-lit");
+      p.setAttribute("aria-disabled", "true");
+      p.removeAttribute("tabindex");
+    });
+    var btn = key && handTile(key);
+    if (!btn || !btn.dataset.at) return;
+    selected = key;
+    btn.setAttribute("aria-pressed", "true");
+    btn.classList.add("is-selected");
+    btn.dataset.at.split(" ").forEach(function (pk) {
+      var p = $('.pos[data-pos="' + pk + '"]');
+      if (p) {
+        p.classList.add("is-lit");
+        p.setAttribute("aria-disabled", "false");
+        p.setAttribute("tabindex", "0");
+      }
+    });
+  }
+
+  function onHandTile(btn) {
+    if (busy() || !btn.dataset.at) return;
+    var at = btn.dataset.at.split(" ");
+    if (at.length === 1) {
+      place(btn.dataset.tile, at[0]); // fits one place only: one tap
+    } else if (selected === btn.dataset.tile) {
+      select(null);
+    } else {
+      select(btn.dataset.tile);
+    }
+  }
+
+  function onPosition(g) {
+    if (busy() || !selected || !g.classList.contains("is-lit")) return;
+    place(selected, g.dataset.pos);
+  }
+
+  // --- buttons -----------------------------------------------------------------------
+
+  function bidInput() { return $("[data-bid-amount]"); }
+
+  function clampBid(v) {
+    var i = bidInput();
+    var lo = Number(i.min), hi = Number(i.max);
+    if (isNaN(v)) v = lo;
+    v = Math.round(v / 5) * 5;
+    return Math.max(lo, Math.min(hi, v));
+  }
+
+  function showBidCost() {
+    var i = bidInput();
+    var out = $("[data-bid-cost]");
+    if (!i || !out) return;
+    var v = Number(i.value);
+    if (isNaN(v)) return;
+    out.textContent = String(Math.max(0, v - Number(i.dataset.discount || 0)));
+  }
+
+  function onOp(btn) {
+    var op = btn.dataset.op;
+    if (op === "resign" && !btn.hasAttribute("data-confirm")) {
+      var d = document.getElementById("sb-resign-dialog");
+      if (d && d.showModal) { d.showModal(); return; }
+      if (!window.confirm(d ? d.querySelector(".sb-dialog__q").textContent : "?")) return;
+    }
+    if (busy() && op !== "resign") return;
+    var frame = { op: op };
+    if (op === "bid") {
+      var v = clampBid(Number(bidInput().value));
+      bidInput().value = v;
+      frame.amount = v;
+    }
+    if (send(frame)) btn.disabled = op !== "resign";
+  }
+
+  document.addEventListener("click", function (ev) {
+    var t = ev.target;
+    var step = t.closest("[data-step]");
+    if (step) {
+      var i = bidInput();
+      if (i) { i.value = clampBid(Number(i.value) + Number(step.dataset.step)); showBidCost(); }
+      return;
+    }
+    var op = t.closest("[data-op]");
+    if (op && !op.disabled) { onOp(op); return; }
+    var ht = t.closest(".hand-tile");
+    if (ht && !ht.disabled) { onHandTile(ht); return; }
+    var pos = t.closest(".pos");
+    if (pos) { onPosition(pos); return; }
+  });
+
+  document.addEventListener("keydown", function (ev) {
+    if ((ev.key === "Enter" || ev.key === " ") && ev.target.classList &&
+        ev.target.classList.contains("pos")) {
+      ev.preventDefault();
+      onPosition(ev.target);
+    }
+    if (ev.key === "Escape" && selected) select(null);
+  });
+
+  document.addEventListener("input", function (ev) {
+    if (ev.target.matches && ev.target.matches("[data-bid-amount]")) showBidCost();
+  });
+
+  // --- clocks ----------------------------------------------------------------------
+
+  function fmt(ms) {
+    ms = Math.max(0, ms);
+    if (ms < 10000) {
+      return "0:0" + Math.floor(ms / 1000) + "." + Math.floor((ms % 1000) / 100);
+    }
+    var s = Math.ceil(ms / 1000);
+    var sec = s % 60;
+    return Math.floor(s / 60) + ":" + (sec < 10 ? "0" : "") + sec;
+  }
+
+  function bindClocks() {
+    var now = Date.now();
+    var s = status();
+    var serverNow = s && Number(s.dataset.serverNow);
+    if (serverNow) skew = serverNow - now;
+    clocks = $$("[data-clock]").map(function (el) {
+      return {
+        el: el,
+        main: Number(el.dataset.main),
+        delay: Number(el.dataset.delayLeft || 0),
+        running: el.dataset.running === "1",
+        since: now,
+        mainEl: $("[data-clock-main]", el),
+        delayEl: $("[data-clock-delay]", el),
+        delayVal: $("[data-clock-delay-value]", el),
+      };
+    });
+    countdowns = $$("[data-countdown]").map(function (el) {
+      var sn = Number(el.dataset.serverNow);
+      return { el: el, deadline: Number(el.dataset.deadline), skew: sn ? sn - now : skew };
+    });
+    if (!ticker) ticker = window.setInterval(tick, 100);
+    tick();
+  }
+
+  function tick() {
+    var now = Date.now();
+    clocks.forEach(function (c) {
+      if (!c.running) return;
+      var elapsed = now - c.since;
+      var delay = Math.max(0, c.delay - elapsed);
+      var main = Math.max(0, c.main - Math.max(0, elapsed - c.delay));
+      c.mainEl.textContent = fmt(main);
+      if (c.delayEl) {
+        c.delayEl.hidden = delay <= 0;
+        if (c.delayVal) c.delayVal.textContent = String(Math.ceil(delay / 1000));
+      }
+      c.el.classList.toggle("is-low", main < 10000 && delay <= 0);
+      if (main <= 0 && delay <= 0) {
+        var v = version();
+        if (flaggedVersion !== v && send({ op: "flag" })) flaggedVersion = v;
+      }
+    });
+    countdowns.forEach(function (c) {
+      var left = c.deadline - (now + c.skew);
+      c.el.textContent = String(Math.max(0, Math.ceil(left / 1000)));
+    });
+  }
+
+  // --- socket and swaps ------------------------------------------------------------------
+
+  document.addEventListener("htmx:wsOpen", function (ev) {
+    socket = ev.detail.socketWrapper;
+    var c = document.getElementById("sb-conn");
+    if (c) c.hidden = true;
+  });
+
+  document.addEventListener("htmx:wsClose", function () {
+    var c = document.getElementById("sb-conn");
+    if (c) c.hidden = false;
+  });
+
+  var toastTimer = null;
+  function afterSwap() {
+    if (pendingVersion !== null && pendingVersion !== version()) {
+      pendingVersion = null;
+      document.documentElement.classList.remove("sb-pending");
+    }
+    var keep = selected;
+    if (keep) select(keep); // still playable? keep it selected
+    bindClocks();
+    showBidCost();
+    var toast = document.getElementById("sb-toast");
+    if (toast && !toast.hidden) {
+      // An error answers the action just sent: let the player act again.
+      pendingVersion = null;
+      document.documentElement.classList.remove("sb-pending");
+      window.clearTimeout(toastTimer);
+      toastTimer = window.setTimeout(function () { toast.hidden = true; }, 5000);
+    }
+  }
+
+  document.addEventListener("htmx:wsAfterMessage", afterSwap);
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", bindClocks);
+  } else {
+    bindClocks();
+  }
+})();
