@@ -212,7 +212,26 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_ENABLE_UTC = True
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# Periodic tasks (`celery -A config beat`); the embedded default runs the same
+# jobs on the web process's asyncio loop (matches/periodic.py). A run that waited
+# longer than its period is dropped: the next one does the same work.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "matchmaking-sweep": {
+        "task": "matches.tasks.matchmaking_sweep",
+        "schedule": 2.0,
+        "options": {"expires": 2.0},
+    },
+    "heartbeat": {
+        "task": "matches.tasks.heartbeat",
+        "schedule": 1.0,
+        "options": {"expires": 5.0},
+    },
+    "fault-scan": {
+        "task": "matches.tasks.fault_scan",
+        "schedule": 2.0,
+        "options": {"expires": 2.0},
+    },
+}
 
 # --- Deals -------------------------------------------------------------------------
 

@@ -1,4 +1,8 @@
-from django.contrib import admin
+from typing import Any
+
+from django.contrib import admin, messages
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from .models import Invite, Match, MatchEvent
 
@@ -27,3 +31,30 @@ class InviteAdmin(admin.ModelAdmin):
     list_display = ("code", "creator", "status", "accepted_by", "created_at", "expires_at")
     list_filter = ("status",)
     raw_id_fields = ("creator", "accepted_by", "match")
+
+
+@admin.action(description=gettext_lazy("Flag for voiding"))
+def flag_for_voiding(modeladmin: admin.ModelAdmin, request: Any, queryset: Any) -> None:
+    """Staff: void the selected live matches after a service fault (RULES §8).
+
+    A reason typed into a match's void_reason beforehand is kept; otherwise the
+    standard one is shown to the players. The void itself runs right after.
+    """
+    from .voiding import VOID_STAFF, flag
+
+    ids = list(queryset.values_list("pk", flat=True))
+    done = flag(ids, VOID_STAFF)
+    if done:
+        modeladmin.message_user(
+            request, _("Flagged for voiding: %(ids)s") % {"ids": ", ".join(map(str, done))}
+        )
+    skipped = len(ids) - len(done)
+    if skipped:
+        modeladmin.message_user(
+            request,
+            _("%(n)d not flagged: only live matches not flagged yet can be.") % {"n": skipped},
+            level=messages.WARNING,
+        )
+
+
+MatchAdmin.actions = (*(MatchAdmin.actions or ()), flag_for_voiding)

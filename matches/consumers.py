@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import broadcast, services, timers
+from . import broadcast, periodic, services, timers
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
@@ -48,6 +48,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         # Received-at stamps are taken in receive(); the loop is needed for timers.
         timers.bind_loop(asyncio.get_running_loop())
+        periodic.ensure_started()  # heartbeats (and, embedded, sweeps): matches/periodic.py
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)

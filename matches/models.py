@@ -160,3 +160,78 @@ class Invite(models.Model):
     @property
     def expired(self) -> bool:
         return self.status == self.Status.OPEN and timezone.now() >= self.expires_at
+
+
+# --- ranked queue, heartbeats, rematch offers (matches/queue.py, voiding.py, rematch.py) ---
+
+
+class QueueEntry(models.Model):
+    """A player waiting in the ranked queue; ``matches.queue`` is the only writer.
+
+    ``rating`` is a snapshot taken at join (ratings only change when a match
+    finishes, and a player in a match cannot join). ``last_seen`` is the lobby
+    connection's presence: the sweep drops entries not seen for 30 s.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="queue_entry"
+    )
+    rating = models.IntegerField()
+    joined_at = models.DateTimeField(default=timezone.now)
+    last_seen = models.DateTimeField(default=timezone.now)
+    # Whom the player played last (avoided when anyone else fits), found at join.
+    last_opponent = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["joined_at", "id"]
+
+    def __str__(self) -> str:
+        return f"QueueEntry {self.user_id} ({self.rating})"
+
+
+class Heartbeat(models.Model):
+    """One row per web or worker process; ``matches.voiding`` is the only writer."""
+
+    class Kind(models.TextChoices):
+        WEB = "web", _("Web process")
+        WORKER = "worker", _("Worker process")
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    name = models.CharField(max_length=200, unique=True)  # hostname:pid
+    started_at = models.DateTimeField(default=timezone.now)
+    last_beat = models.DateTimeField(default=timezone.now, db_index=True)
+    # False once the process said goodbye or its silence was charged as a fault.
+    active = models.BooleanField(default=True)
+    # The silence up to this moment has been charged as a fault already.
+    charged_through = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+class RematchOffer(models.Model):
+    """A rematch offered at the end of ``match``; ``matches.rematch`` is the only writer."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", _("Open")
+        ACCEPTED = "accepted", _("Accepted")
+        DECLINED = "declined", _("Declined")
+        WITHDRAWN = "withdrawn", _("Withdrawn")
+
+    match = models.OneToOneField(Match, on_delete=models.CASCADE, related_name="rematch_offer")
+    offered_by = models.PositiveSmallIntegerField()  # the seat
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    new_match = models.ForeignKey(
+        Match, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"RematchOffer {self.match_id} ({self.status})"

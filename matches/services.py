@@ -37,7 +37,8 @@ GUEST_NAME_MAX = 40
 
 ENGINE_OPS = ("place", "bid", "accept", "decline", "resign", "reveal")
 PLATFORM_OPS = ("start", "continue", "flag", "sync")
-OPS = ENGINE_OPS + PLATFORM_OPS
+REMATCH_OPS = ("rematch", "rematch_accept", "rematch_decline")  # matches/rematch.py
+OPS = ENGINE_OPS + PLATFORM_OPS + REMATCH_OPS
 IDEMPOTENT_OPS = ("start", "continue", "flag")
 
 
@@ -211,6 +212,10 @@ def _int_pair(x: Any) -> list[int]:
 def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
     """Apply one client frame, timed at ``received_at`` (epoch ms, stamped on arrival)."""
     parsed = parse_frame(frame)
+    if parsed["op"] in REMATCH_OPS:
+        from .rematch import act_rematch
+
+        return act_rematch(match_id, user, parsed["op"])  # type: ignore[no-any-return]
     with transaction.atomic():
         m = (
             # of=("self",): player1 is nullable (same device), and PostgreSQL
@@ -555,6 +560,9 @@ def view_for(m: Match, state: engine.MatchState | None, seat: int | None, now: i
         "version": m.version,
         "void_reason": m.void_reason,
     }
+    from .rematch import rematch_block
+
+    view["match"]["rematch"] = rematch_block(m)
     return view
 
 

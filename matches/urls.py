@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import queue_urls, views
 
 app_name = "matches"
 
@@ -19,3 +19,5 @@ urlpatterns = [
     path("api/invites/", views.api_invite_create, name="api_invite_create"),
     path("api/invites/<str:code>/accept/", views.api_invite_accept, name="api_invite_accept"),
 ]
+
+urlpatterns += queue_urls.urlpatterns  # ranked queue and rematch

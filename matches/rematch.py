@@ -1,0 +1,218 @@
+"""Rematch: at the end of a match either player may offer to play again.
+
+Frames on the match socket (``services.act`` hands them here), or a POST to
+``/matches/<id>/rematch/`` with the same ``op``:
+
+- ``{"op": "rematch", "version": v}`` offers; if the opponent has already
+  offered, it accepts instead (both pressing 再戦 at once starts one match);
+- ``{"op": "rematch_accept", "version": v}`` accepts the opponent's open offer;
+- ``{"op": "rematch_decline", "version": v}`` declines it. A decline is final
+  for that match; the offerer sees it in the view.
+
+An offer stays open for :data:`OFFER_TTL`. The new match has the same kind (a
+ranked rematch stays ranked and is rated like any ranked match) and the seats
+swapped; it starts in status ``waiting`` like any match. Accepting takes both
+players out of the ranked queue. At a same-device match, ``rematch`` creates
+the new same-device match (same guest) at once.
+
+Each change bumps the old match's version, appends an event (``rematch_offer``,
+``rematch_accept``, ``rematch_decline``, ``rematch_withdrawn``) and pushes both
+views. The view's ``match`` block carries (:func:`rematch_block`)::
+
+    "rematch": None                          # while the match is not over
+    "rematch": {
+        "status": "none" | "open" | "accepted" | "declined" | "withdrawn" | "expired",
+        "offered_by": 0 | 1 | None,          # the seat that offered
+        "declined": bool,
+        "new_match": 42 | None,              # follow it: /matches/42/
+        "expires_at": epoch ms | None,       # while open
+    }
+
+Creating the new match takes the players' user-row locks first, like the
+ranked queue's pairing (``matches.queue``), so neither can be put into two
+matches at once; a player who is busy elsewhere makes the accept fail (and
+withdraws the offer if it is the offerer who is busy).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+import engine
+
+from .models import Match, QueueEntry, RematchOffer
+
+OFFER_TTL = timedelta(minutes=2)
+OPS = ("rematch", "rematch_accept", "rematch_decline")
+
+
+def rematch_block(m: Match) -> dict[str, Any] | None:
+    """The ``rematch`` entry of the view's ``match`` block (see the module docstring)."""
+    if not m.is_over:
+        return None
+    try:
+        offer = m.rematch_offer  # cached on the instance: one query for both seats' views
+    except RematchOffer.DoesNotExist:
+        offer = None
+    if offer is None:
+        return {
+            "status": "none",
+            "offered_by": None,
+            "declined": False,
+            "new_match": None,
+            "expires_at": None,
+        }
+    status = offer.status
+    if status == RematchOffer.Status.OPEN and timezone.now() >= offer.expires_at:
+        status = "expired"
+    return {
+        "status": status,
+        "offered_by": offer.offered_by,
+        "declined": offer.status == RematchOffer.Status.DECLINED,
+        "new_match": offer.new_match_id,
+        "expires_at": (
+            int(offer.expires_at.timestamp() * 1000)
+            if offer.status == RematchOffer.Status.OPEN
+            else None
+        ),
+    }
+
+
+def act_rematch(match_id: int, user: Any, op: str) -> Any:
+    """Handle one rematch ``op`` by ``user``; returns a ``services.Outcome``."""
+    from . import services
+    from .services import Outcome, ServiceError
+
+    if op not in OPS:
+        raise ServiceError("bad_request", _("Unknown operation."))
+    error = None
+    with transaction.atomic():
+        m = (
+            Match.objects.select_for_update(of=("self",))
+            .select_related("player0", "player1")
+            .filter(pk=match_id)
+            .first()
+        )
+        if m is None:
+            raise ServiceError("not_found", _("No such match."))
+        seats = m.seats_of(getattr(user, "pk", None))
+        if not seats:
+            raise ServiceError("not_a_player", _("You are not playing in this match."))
+        state = engine.from_dict(m.state) if m.state is not None else None
+        if not m.is_over:
+            raise ServiceError(
+                "not_over", _("A rematch can be offered once the match is over."), version=m.version
+            )
+        now = timezone.now()
+        offer = RematchOffer.objects.filter(match=m).first()
+        is_open = (
+            offer is not None
+            and offer.status == RematchOffer.Status.OPEN
+            and now < offer.expires_at
+        )
+        seat = seats[0]
+        events: list[dict[str, Any]] = []
+        t = services.now_ms()
+
+        if m.kind == Match.Kind.SAME_DEVICE:
+            if op != "rematch":
+                raise ServiceError("bad_request", _("Unknown operation."), version=m.version)
+            if offer is not None and offer.new_match_id is not None:
+                return Outcome(m, state)  # pressed twice: the rematch exists already
+            new, error = _create(m, offer, offerer_seat=0)
+            if new is not None:
+                offer = _store(offer, m, 0, RematchOffer.Status.ACCEPTED, now, new)
+                events.append({"type": "rematch_accept", "seat": 0, "new_match": new.pk, "t": t})
+        elif op == "rematch" and not is_open:
+            if offer is not None and offer.status == RematchOffer.Status.ACCEPTED:
+                return Outcome(m, state)  # pressed again: the rematch exists already
+            if offer is not None and offer.status == RematchOffer.Status.DECLINED:
+                raise ServiceError(
+                    "rematch_closed", _("The rematch was already answered."), version=m.version
+                )
+            offer = _store(offer, m, seat, RematchOffer.Status.OPEN, now, None)
+            events.append({"type": "rematch_offer", "seat": seat, "t": t})
+        elif op == "rematch" and offer is not None and offer.offered_by == seat:
+            return Outcome(m, state)  # offered twice: nothing new
+        else:
+            # Accept (or decline) the opponent's open offer; "rematch" against an
+            # open offer by the opponent accepts it.
+            if not is_open or offer is None or offer.offered_by == seat:
+                raise ServiceError(
+                    "no_offer", _("There is no rematch offer to answer."), version=m.version
+                )
+            if op == "rematch_decline":
+                offer.status = RematchOffer.Status.DECLINED
+                offer.save(update_fields=["status"])
+                events.append({"type": "rematch_decline", "seat": seat, "t": t})
+            else:
+                new, error = _create(m, offer, offerer_seat=offer.offered_by)
+                if new is not None:
+                    offer.status, offer.new_match = RematchOffer.Status.ACCEPTED, new
+                    offer.save(update_fields=["status", "new_match"])
+                    events.append(
+                        {"type": "rematch_accept", "seat": seat, "new_match": new.pk, "t": t}
+                    )
+                elif error is not None and error.code == "opponent_busy":
+                    offer.status = RematchOffer.Status.WITHDRAWN
+                    offer.save(update_fields=["status"])
+                    events.append({"type": "rematch_withdrawn", "seat": offer.offered_by, "t": t})
+                else:
+                    raise error
+        if events:
+            m.version += 1
+            m.save(update_fields=["version"])
+            services._record(m, events)
+            services._after_commit(m, state)
+    return Outcome(m, state, error)
+
+
+def _store(
+    offer: RematchOffer | None,
+    m: Match,
+    seat: int,
+    status: str,
+    now: Any,
+    new: Match | None,
+) -> RematchOffer:
+    if offer is None:
+        offer = RematchOffer(match=m)
+    offer.offered_by = seat
+    offer.status = status
+    offer.created_at = now
+    offer.expires_at = now + OFFER_TTL
+    offer.new_match = new
+    offer.save()
+    return offer
+
+
+def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple[Match | None, Any]:
+    """The new match (seats swapped), or ``(None, ServiceError)`` when someone is busy."""
+    from . import services
+    from .queue import busy_user_ids, lock_users
+    from .services import ServiceError
+
+    if m.kind == Match.Kind.SAME_DEVICE:
+        lock_users([m.player0_id])
+        if busy_user_ids([m.player0_id]):
+            return None, ServiceError("busy", _("Finish your current match first."))
+        return services._new_match(Match.Kind.SAME_DEVICE, m.player0, None, m.guest_name), None
+    assert m.player1_id is not None
+    ids = [m.player0_id, m.player1_id]
+    lock_users(ids)
+    busy = busy_user_ids(ids)
+    offerer_id = ids[offerer_seat]
+    if offerer_id in busy:
+        return None, ServiceError(
+            "opponent_busy", _("Your opponent is already playing another match.")
+        )
+    if busy:
+        return None, ServiceError("busy", _("Finish your current match first."))
+    # Accepting takes both players out of the ranked queue: they are playing now.
+    QueueEntry.objects.filter(user_id__in=ids).delete()
+    return services._new_match(m.kind, m.player1, m.player0), None
