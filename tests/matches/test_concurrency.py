@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from matchplay import Table, frame_for, new_casual
+from matchplay import Table, frame_for, in_phase, new_casual, play_to
 
 import engine
 from matches import services
@@ -22,6 +22,7 @@ from matches.models import Invite, Match, MatchEvent
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 
 THREADS = 20
+_start = {"op": "start", "version": 0}
 
 
 def _race(n: int, work: Callable[[int], Any]) -> list[tuple[str, Any]]:
@@ -108,3 +109,70 @@ def test_many_concurrent_accepts_of_one_invite_make_one_match(
 
     assert sorted(r[0] for r in results) == ["error"] * 9 + ["ok"], results
     assert Match.objects.count() == 1
+
+
+def test_both_players_pressing_start_at_once_deal_one_hand(alice: Any, bob: Any) -> None:
+    table = Table(new_casual(alice, bob), [alice, bob])
+    t = services.now_ms()
+
+    results = _race(2, lambda i: services.act(table.match_id, table.users[i], _start, t).error)
+
+    assert results == [("ok", None), ("ok", None)], results
+    table.refresh()
+    assert table.match.status == Match.Status.LIVE
+    kinds = list(MatchEvent.objects.filter(match_id=table.match_id).values_list("kind", flat=True))
+    assert kinds.count("started") == 1 and kinds.count("deal") == 1
+    assert kinds.count("ready") == 2
+
+
+def test_both_players_pressing_continue_at_once_deal_one_next_hand(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    table = Table(new_casual(alice, bob), [alice, bob])
+    _, t = play_to(table, in_phase(engine.HAND_OVER), settings=settings)
+    hand = table.state.hand_no if table.state else -1
+    frame = {"op": "continue", "version": table.version}
+
+    results = _race(2, lambda i: services.act(table.match_id, table.users[i], frame, t).error)
+
+    assert results == [("ok", None), ("ok", None)], results
+    table.refresh()
+    s = table.state
+    assert s is not None and s.hand_no == hand + 1
+    deals = MatchEvent.objects.filter(match_id=table.match_id, kind="deal")
+    assert [e.data["hand"] for e in deals] == list(range(hand + 2))
+
+
+def test_a_move_racing_its_deadline_backstop_is_judged_by_its_receipt_time(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    settings.DEAL_SEED = 9
+    table = Table(new_casual(alice, bob), [alice, bob])
+    table.start(services.now_ms())
+    s = table.state
+    assert s is not None and s.to_act is not None
+    deadline = engine.deadline(s)
+    assert deadline is not None
+    action = engine.legal_actions(s)[0]
+    frame = frame_for(action, table.version)
+    version = table.version
+
+    def work(i: int) -> Any:
+        if i == 0:
+            return services.act(table.match_id, table.users[action.player], frame, deadline - 1)
+        return services.check_match(table.match_id, version, now=deadline + 100)
+
+    results = _race(2, work)
+
+    table.refresh()
+    moved, backstop = results
+    if moved == ("error", "match_over"):
+        # The backstop took the lock first: the match ended on time, the move was refused.
+        assert backstop == ("ok", True)
+        assert table.match.end_reason == "time"
+    else:
+        # The move took the lock first: it counts, and the backstop found a newer version.
+        assert moved[0] == "ok" and moved[1].error is None, results
+        assert backstop == ("ok", False)
+        assert table.match.status == Match.Status.LIVE
+        assert table.version == version + 1
