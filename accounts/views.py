@@ -34,6 +34,14 @@ def signup(request: HttpRequest) -> HttpResponse:
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     """A player's public page: matches played, won and lost."""
     player = get_object_or_404(User, username=username, is_active=True)
+    from history.profile import extras  # rating, rating chart, recent matches
+
     return render(
-        request, "accounts/profile.html", {"player": player, "record": record_for(player)}
+        request,
+        "accounts/profile.html",
+        {
+            "player": player,
+            "record": record_for(player),
+            "profile_extras": extras(player, request.user),
+        },
     )

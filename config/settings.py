@@ -124,6 +124,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "accounts",
     "matches",
+    "ratings",
+    "history",
 ]
 
 MIDDLEWARE = [

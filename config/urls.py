@@ -8,4 +8,5 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("accounts.urls")),
     path("", include("matches.urls")),
+    path("", include("history.urls")),
 ]

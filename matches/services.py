@@ -398,6 +398,10 @@ def _finish_if_over(m: Match, state: engine.MatchState) -> None:
     m.end_reason = state.end or ""
     m.finished_at = timezone.now()
     m.ready_deadline_ms = None
+    # Ratings change in this same transaction: never a finished match without them.
+    from ratings.services import settle_match
+
+    settle_match(m)
 
 
 def _abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:

@@ -1,0 +1,318 @@
+"""Replays: a match that is over, rebuilt step by step from its event log.
+
+The log (``MatchEvent``, in id order) holds every deal (both hands and the
+talon order) and every action, forced ones included. The replay runs the real
+engine over it: ``engine.new_match``/``engine.next_hand`` on each ``deal`` and
+``engine.apply`` on each action, so the layout, both hands and the talon at
+every step are the engine's own and not a second implementation of the rules.
+The engine runs without a clock (``clock=None``): the times shown are the ones
+the log recorded (``used`` and ``main`` of each event), which are the truth;
+a clockless engine cannot lose on time, so a timeout is taken from the log.
+
+Each event worth showing becomes a ``Step``. If the engine refuses an action
+(a log that does not fit the rules), the replay stops there and says so
+(``Replay.broken``) instead of inventing a position.
+
+Who may see a replay is decided in ``history.records.can_replay``: the two
+players and staff, once the match is over (a live match's hands are secret).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+import engine
+from engine.match import START_BALANCE, MatchState
+from matches.models import Match, MatchEvent
+
+Tile = tuple[int, int]
+
+ACTIONS = ("place", "draw", "pass", "bid", "accept", "decline", "resign")
+# Engine events that come out of an action already applied (no action of their own).
+FOLLOW_UPS = ("hand_start", "hand_end", "match_end", "timeout")
+PLATFORM_STEPS = ("aborted", "voided", "void")
+SKIPPED = ("created", "ready", "started", "reveal", "deal")
+
+
+@dataclass(frozen=True)
+class PlacedTile:
+    tile: Tile
+    at: Tile | None
+    side: str | None
+    player: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """The position right after one event."""
+
+    index: int
+    event: dict[str, Any]
+    kind: str
+    player: int | None
+    hand_no: int | None
+    text: str
+    forced: bool
+    hands: tuple[tuple[Tile, ...], tuple[Tile, ...]] | None
+    talon: tuple[Tile, ...] | None
+    layout: tuple[PlacedTile, ...]
+    ends: tuple[tuple[Tile, int], ...]
+    end_total: int
+    balances: tuple[int, int]
+    main: tuple[int, int] | None
+    used: int | None
+    elapsed_ms: int
+    # The tile this step moved (placed or drawn), to mark it in the hands.
+    tile: Tile | None = None
+
+
+@dataclass
+class Replay:
+    names: list[str]
+    steps: list[Step] = field(default_factory=list)
+    broken: str = ""
+
+    @property
+    def decisions(self) -> list[Step]:
+        """Steps that ended a decision, with the main time it used (RULES §7)."""
+        return [s for s in self.steps if s.used is not None]
+
+
+def _tile(x: Sequence[int] | None) -> Tile | None:
+    return None if x is None else engine.normalize(x)
+
+
+def _deal(ev: dict[str, Any]) -> engine.Deal:
+    hands = ev["hands"]
+    return engine.Deal(
+        (
+            tuple(engine.normalize(t) for t in hands[0]),
+            tuple(engine.normalize(t) for t in hands[1]),
+        ),
+        tuple(engine.normalize(t) for t in ev["talon"]),
+    )
+
+
+def _action(ev: dict[str, Any]) -> engine.Action:
+    kind, player = ev["type"], ev["player"]
+    if kind == "place":
+        at = ev.get("at")
+        return engine.Action(
+            "place",
+            player,
+            tile=_tile(ev["tile"]),
+            at=None if at is None else (engine.normalize(at["tile"]), at["side"]),
+        )
+    if kind == "bid":
+        return engine.Action("bid", player, amount=ev["amount"])
+    return engine.Action(kind, player)
+
+
+def build(match: Match, events: Iterable[MatchEvent] | None = None) -> Replay:
+    """Replay ``match`` from its log (``events`` defaults to the stored ones)."""
+    if events is None:
+        events = MatchEvent.objects.filter(match=match).order_by("id")
+    names = match.names()
+    replay = Replay(names=names)
+    state: MatchState | None = None
+    balances: tuple[int, int] = (START_BALANCE, START_BALANCE)
+    main: tuple[int, int] | None = None
+    t0: int | None = None
+    last_t = 0
+    for row in events:
+        ev = dict(row.data)
+        kind = ev.get("type", row.kind)
+        t = int(ev.get("t") or row.at_ms or last_t)
+        last_t = max(last_t, t)
+        if kind == "started" and t0 is None:
+            t0 = t
+        if replay.broken:
+            continue
+        try:
+            if kind == "deal":
+                deal = _deal(ev)
+                if state is None:
+                    state = engine.new_match(deal, now_ms=last_t, clock=None)
+                else:
+                    state, _events = engine.next_hand(state, deal, last_t)
+                continue
+            if kind in ACTIONS:
+                if state is None:
+                    raise engine.IllegalAction("bad_phase", "an action before the first deal")
+                state, replayed = engine.apply(state, _action(ev), last_t)
+                # The action's own event comes first (a settlement may follow it);
+                # its balances must be the logged ones, or the log is not this game.
+                mine = replayed[0].get("balances")
+                if "balances" in ev and mine != list(ev["balances"]):
+                    raise ValueError(f"balances {mine} where the log has {ev['balances']}")
+        except (engine.IllegalAction, KeyError, TypeError, ValueError) as e:
+            replay.broken = _("The log does not replay past this point (%(error)s).") % {"error": e}
+            continue
+        if kind in SKIPPED:
+            continue
+        if kind not in ACTIONS and kind not in FOLLOW_UPS and kind not in PLATFORM_STEPS:
+            continue
+        if "balances" in ev:
+            balances = (int(ev["balances"][0]), int(ev["balances"][1]))
+        if ev.get("main") is not None:
+            main = (int(ev["main"][0]), int(ev["main"][1]))
+        if t0 is None:
+            t0 = t
+        replay.steps.append(
+            _step(len(replay.steps), ev, kind, state, names, balances, main, t - t0)
+        )
+    if not replay.steps and match.status == Match.Status.VOIDED:
+        # A match voided without a logged event still gets its one step.
+        ev = {"type": "voided", "reason": match.void_reason}
+        replay.steps.append(_step(0, ev, "voided", state, names, balances, main, 0))
+    return replay
+
+
+def _step(
+    index: int,
+    ev: dict[str, Any],
+    kind: str,
+    state: MatchState | None,
+    names: list[str],
+    balances: tuple[int, int],
+    main: tuple[int, int] | None,
+    elapsed: int,
+) -> Step:
+    if state is None:
+        hands = talon = None
+        layout: tuple[PlacedTile, ...] = ()
+        ends: tuple[tuple[Tile, int], ...] = ()
+    else:
+        hands = (tuple(state.hands[0]), tuple(state.hands[1]))
+        talon = tuple(state.talon)
+        layout = tuple(
+            PlacedTile(
+                p.tile,
+                None if p.at is None else p.at[0],
+                None if p.at is None else p.at[1],
+                p.player,
+            )
+            for p in state.layout.placed
+        )
+        ends = tuple(state.layout.counted_ends())
+    used = ev.get("used")
+    return Step(
+        index=index,
+        event=ev,
+        kind=kind,
+        player=ev.get("player"),
+        hand_no=ev.get("hand"),
+        text=describe(ev, names),
+        forced=bool(ev.get("forced")),
+        hands=hands,
+        talon=talon,
+        layout=layout,
+        ends=ends,
+        end_total=sum(v for _t, v in ends),
+        balances=balances,
+        main=main,
+        used=int(used) if used is not None else None,
+        elapsed_ms=max(0, elapsed),
+        tile=_tile(ev.get("tile")) if kind in ("place", "draw") else None,
+    )
+
+
+def tile_text(t: Sequence[int] | None) -> str:
+    """``[3|6]``, low half first, as the rules write tiles."""
+    if t is None:
+        return ""
+    return f"[{t[0]}|{t[1]}]"
+
+
+def side_label(side: str) -> str:
+    labels = {
+        "low": _("low end"),
+        "high": _("high end"),
+        "straight_a": _("straight side A"),
+        "straight_b": _("straight side B"),
+        "branch_a": _("branch A"),
+        "branch_b": _("branch B"),
+    }
+    return labels.get(side, side)
+
+
+def describe(ev: dict[str, Any], names: list[str]) -> str:
+    """One event in a sentence, for the replay's step list."""
+    kind = ev.get("type", "")
+    p = ev.get("player")
+    name = names[p] if p in (0, 1) else ""
+    other = names[1 - p] if p in (0, 1) else ""
+    if kind == "hand_start":
+        n = int(ev.get("hand", 0)) + 1
+        jockey = ev.get("jockey")
+        if jockey in (0, 1):
+            return _("Hand %(n)s dealt; %(jockey)s is the jockey: auction for the opening.") % {
+                "n": n,
+                "jockey": names[jockey],
+            }
+        return _("Hand %(n)s dealt; forced opening.") % {"n": n}
+    if kind == "place":
+        params = {"name": name, "tile": tile_text(ev.get("tile")), "score": ev.get("score", 0)}
+        at = ev.get("at")
+        if at is None:
+            text = _("%(name)s opens with %(tile)s.") % params
+        else:
+            params.update(on=tile_text(at.get("tile")), side=side_label(at.get("side", "")))
+            text = _("%(name)s places %(tile)s on %(on)s, %(side)s.") % params
+        if ev.get("score"):
+            text += " " + _("Ends total %(total)s: %(score)s points.") % {
+                "total": ev.get("total"),
+                "score": ev.get("score"),
+            }
+        return text
+    if kind == "draw":
+        return _("%(name)s draws %(tile)s from the talon.") % {
+            "name": name,
+            "tile": tile_text(ev.get("tile")),
+        }
+    if kind == "pass":
+        return _("%(name)s passes.") % {"name": name}
+    if kind == "bid":
+        return _("%(name)s bids %(amount)s.") % {"name": name, "amount": ev.get("amount")}
+    if kind == "accept":
+        payer = ev.get("payer")
+        return _("%(name)s accepts the bid of %(amount)s: %(payer)s pays %(cost)s and opens.") % {
+            "name": name,
+            "amount": ev.get("amount"),
+            "payer": names[payer] if payer in (0, 1) else "",
+            "cost": ev.get("cost"),
+        }
+    if kind == "decline":
+        return _("%(name)s declines: %(jockey)s (the jockey) opens.") % {
+            "name": name,
+            "jockey": other,
+        }
+    if kind == "resign":
+        return _("%(name)s resigns.") % {"name": name}
+    if kind == "timeout":
+        return _("%(name)s runs out of time.") % {"name": name}
+    if kind == "hand_end":
+        if ev.get("how") == "domino":
+            went = ev.get("went_out")
+            return _("%(name)s goes out and will be the jockey.") % {
+                "name": names[went] if went in (0, 1) else ""
+            }
+        receiver = ev.get("receiver")
+        if receiver not in (0, 1):
+            return _("Block: equal pips, nothing moves.")
+        return _("Block: %(name)s has fewer pips and receives %(moved)s.") % {
+            "name": names[receiver],
+            "moved": ev.get("moved"),
+        }
+    if kind == "match_end":
+        winner = ev.get("winner")
+        return _("%(name)s wins the match.") % {"name": names[winner] if winner in (0, 1) else ""}
+    if kind == "aborted":
+        return _("Aborted before the first move: no result.")
+    if kind in ("voided", "void"):
+        return _("Voided after a service fault: no result, no rating change.")
+    return kind
