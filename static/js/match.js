@@ -12,7 +12,7 @@
 
   var socket = null; // htmx ws socket wrapper (htmx:wsOpen)
   var selected = null; // data-tile of the selected hand tile
-  var pendingVersion = null; // version an action was sent at: no second action until it changes
+  var pendingVersion = null; // version an action was sent at: no second one until an answer
   var flaggedVersion = null;
   var clocks = [];
   var countdowns = [];
@@ -43,6 +43,11 @@
 
   function busy() {
     return pendingVersion !== null && pendingVersion === version();
+  }
+
+  function settle() {
+    pendingVersion = null;
+    document.documentElement.classList.remove("sb-pending");
   }
 
   // --- tiles and positions ---------------------------------------------------------
@@ -242,6 +247,7 @@
 
   document.addEventListener("htmx:wsOpen", function (ev) {
     socket = ev.detail.socketWrapper;
+    settle(); // a reconnection brings the whole view again
     var c = document.getElementById("sb-conn");
     if (c) c.hidden = true;
   });
@@ -253,19 +259,14 @@
 
   var toastTimer = null;
   function afterSwap() {
-    if (pendingVersion !== null && pendingVersion !== version()) {
-      pendingVersion = null;
-      document.documentElement.classList.remove("sb-pending");
-    }
+    // Any message answers the action in flight: a new state, or an error toast.
+    settle();
     var keep = selected;
     if (keep) select(keep); // still playable? keep it selected
     bindClocks();
     showBidCost();
     var toast = document.getElementById("sb-toast");
     if (toast && !toast.hidden) {
-      // An error answers the action just sent: let the player act again.
-      pendingVersion = null;
-      document.documentElement.classList.remove("sb-pending");
       window.clearTimeout(toastTimer);
       toastTimer = window.setTimeout(function () { toast.hidden = true; }, 5000);
     }

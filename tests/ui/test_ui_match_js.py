@@ -1,0 +1,307 @@
+"""static/js/match.js in Chromium: picking tiles, the frames it sends, the clocks, phone width.
+
+The page is the real template rendered from an engine view and opened from a
+file; a fake socket stands in for htmx's (the script only needs its ``send``).
+On failure a screenshot is kept in ``tests/e2e/artifacts/``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.template.loader import render_to_string
+from django.utils import translation
+from ui_scenarios import T0, first_state, seat_view, waiting_view
+
+import engine
+from matches import render
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
+
+FAKE_SOCKET = """
+window.sent = [];
+document.dispatchEvent(new CustomEvent("htmx:wsOpen", {detail: {socketWrapper: {
+  send: function (m) { window.sent.push(JSON.parse(m)); }
+}}}));
+"""
+
+
+def write_page(view: dict[str, Any], path: Path, lang: str = "en") -> str:
+    with translation.override(lang):
+        html = render_to_string("matches/match.html", render.page_context(view))
+    html = html.replace('"/static/css/', f'"file://{ROOT}/static/css/')
+    html = html.replace('"/static/js/', f'"file://{ROOT}/static/js/')
+    # No htmx here: the fake socket below replaces its ws extension.
+    html = re.sub(r'<script src="/static/django_htmx[^"]*"[^>]*></script>', "", html)
+    path.write_text(html, encoding="utf-8")
+    return path.as_uri()
+
+
+@pytest.fixture(scope="module")
+def browser(require_chromium: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=require_chromium, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_page(
+    browser: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Any]]:
+    pages: list[Any] = []
+
+    def make(view: dict[str, Any], *, width: int = 390, lang: str = "en") -> Any:
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(write_page(view, tmp_path / f"page{len(pages)}.html", lang))
+        page.wait_for_load_state("load")
+        page.evaluate(FAKE_SOCKET)
+        pages.append(page)
+        return page
+
+    yield make
+    failed = getattr(request.node, "rep_call", None)
+    for i, page in enumerate(pages):
+        if failed is not None and failed.failed:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{i}.png"), full_page=True)
+        page.close()
+
+
+def sent(page: Any) -> list[dict[str, Any]]:
+    return list(page.evaluate("window.sent"))
+
+
+def key(tile: Any) -> str:
+    return f"{tile[0]}-{tile[1]}"
+
+
+def pos_key(at: dict[str, Any]) -> str:
+    return f"{at['tile'][0]}-{at['tile'][1]}:{at['side']}"
+
+
+def choice_state(s: engine.MatchState) -> bool:
+    if s.phase != "play" or s.to_act != 0 or s.must_place or s.layout.spinner is None:
+        return False
+    v = engine.view_for(s, 0, 0)
+    return any(len(p["at"]) >= 2 for p in v["playable"]) and any(
+        len(p["at"]) == 1 for p in v["playable"]
+    )
+
+
+@pytest.fixture(scope="module")
+def mid() -> tuple[engine.MatchState, int]:
+    return first_state(choice_state)
+
+
+def test_a_selected_tile_lights_its_positions_and_a_lit_dot_places_it(
+    open_page: Any, mid: Any
+) -> None:
+    s, now = mid
+    v = seat_view(s, 0, now)
+    p = next(p for p in v["playable"] if len(p["at"]) >= 2)
+    page = open_page(v)
+    page.click(f'.hand-tile[data-tile="{key(p["tile"])}"]')
+    lit = page.eval_on_selector_all(".pos.is-lit", "els => els.map(e => e.dataset.pos)")
+    assert sorted(lit) == sorted(pos_key(a) for a in p["at"])
+    assert page.get_attribute(f'.hand-tile[data-tile="{key(p["tile"])}"]', "aria-pressed") == "true"
+    assert sent(page) == []
+    target = p["at"][-1]
+    page.click(f'.pos[data-pos="{pos_key(target)}"]', force=True)
+    assert sent(page) == [
+        {
+            "op": "place",
+            "tile": p["tile"],
+            "at": {"tile": target["tile"], "side": target["side"]},
+            "version": 7,
+        }
+    ]
+
+
+def test_a_tile_that_fits_one_place_is_placed_with_one_tap(open_page: Any, mid: Any) -> None:
+    s, now = mid
+    v = seat_view(s, 0, now)
+    p = next(p for p in v["playable"] if len(p["at"]) == 1)
+    page = open_page(v)
+    page.click(f'.hand-tile[data-tile="{key(p["tile"])}"]')
+    (frame,) = sent(page)
+    assert frame["tile"] == p["tile"] and pos_key(frame["at"]) == pos_key(p["at"][0])
+
+
+def test_an_unlit_dot_and_a_dimmed_tile_do_nothing(open_page: Any, mid: Any) -> None:
+    s, now = mid
+    v = seat_view(s, 0, now)
+    page = open_page(v)
+    dims = page.query_selector_all(".hand-tile.is-dim")
+    for d in dims:
+        d.click(force=True)
+    page.click(".pos", force=True)
+    assert sent(page) == []
+    if dims:
+        assert (
+            float(page.eval_on_selector(".hand-tile.is-dim", "e => getComputedStyle(e).opacity"))
+            < 0.5
+        )
+
+
+def test_the_opening_tile_is_sent_without_a_position(open_page: Any) -> None:
+    s, now = first_state(
+        lambda s: s.phase == "play" and not s.layout.placed and s.forced_tile is None
+    )
+    v = seat_view(s, s.to_act, now)
+    page = open_page(v)
+    t = v["hand"][0]
+    page.click(f'.hand-tile[data-tile="{key(t)}"]')
+    assert sent(page) == [{"op": "place", "tile": t, "at": None, "version": 7}]
+
+
+def auction_for_jockey() -> dict[str, Any]:
+    s = engine.new_match(engine.Deal.shuffled(random.Random(5)), now_ms=T0, jockey=0)
+    s, _ = engine.apply(s, engine.Action("bid", 1, amount=20), T0 + 2000)
+    return seat_view(s, 0, T0 + 3000)
+
+
+def test_the_bid_steps_by_five_and_the_jockey_sees_what_it_would_pay(open_page: Any) -> None:
+    page = open_page(auction_for_jockey())
+    assert page.input_value("[data-bid-amount]") == "25"
+    assert page.text_content("[data-bid-cost]") == "10"
+    page.click('[data-step="5"]')
+    page.click('[data-step="5"]')
+    assert page.input_value("[data-bid-amount]") == "35"
+    assert page.text_content("[data-bid-cost]") == "20"
+    page.fill("[data-bid-amount]", "60")
+    assert page.text_content("[data-bid-cost]") == "45"
+    page.click('[data-op="bid"]')
+    assert sent(page) == [{"op": "bid", "amount": 60, "version": 7}]
+
+
+def test_accept_and_decline_send_their_ops(open_page: Any) -> None:
+    page = open_page(auction_for_jockey())
+    page.click('[data-op="accept"]')
+    assert sent(page) == [{"op": "accept", "version": 7}]
+    s = engine.new_match(engine.Deal.shuffled(random.Random(5)), now_ms=T0, jockey=0)
+    page = open_page(seat_view(s, 1, T0 + 1000))
+    page.click('[data-op="decline"]')
+    assert sent(page) == [{"op": "decline", "version": 7}]
+
+
+def test_resign_asks_before_it_sends(open_page: Any, mid: Any) -> None:
+    s, now = mid
+    page = open_page(seat_view(s, 0, now))
+    page.click('[data-testid="resign"]')
+    assert page.is_visible('[data-testid="resign-dialog"]')
+    assert sent(page) == []
+    page.click('[data-testid="resign-cancel"]')
+    assert not page.is_visible('[data-testid="resign-dialog"]')
+    assert sent(page) == []
+    page.click('[data-testid="resign"]')
+    page.click('[data-testid="resign-confirm"]')
+    assert sent(page) == [{"op": "resign", "version": 7}]
+
+
+def test_start_continue_and_reveal_buttons(open_page: Any) -> None:
+    page = open_page(waiting_view(0))
+    page.click('[data-op="start"]')
+    assert sent(page) == [{"op": "start", "version": 7}]
+    s, now = first_state(lambda s: s.awaiting_reveal and len(s.layout.placed) > 1, handoff=True)
+    page = open_page(seat_view(s, None, now, kind="same_device"))
+    page.click('[data-op="reveal"]')
+    assert sent(page) == [{"op": "reveal", "version": 7}]
+    s, now = first_state(lambda s: s.phase == "hand_over")
+    page = open_page(seat_view(s, 0, now, deadline=now + 30_000))
+    page.click('[data-op="continue"]')
+    assert sent(page) == [{"op": "continue", "version": 7}]
+
+
+def running_clock_view(main_left: int, delay_left: int) -> dict[str, Any]:
+    """A view of seat 0's running decision with ``main_left`` ms of main time and delay left."""
+    s, now = first_state(lambda s: s.phase == "play" and s.to_act == 0 and s.layout.placed)
+    assert s.clock is not None and s.decision_start is not None and s.main is not None
+    start, delay, main = s.decision_start, s.clock.delay_ms, s.main[0]
+    at = start + delay - delay_left if delay_left else start + delay + main - main_left
+    return seat_view(s, 0, at)
+
+
+def test_the_running_clock_counts_down_and_flags_once_at_zero(open_page: Any) -> None:
+    page = open_page(running_clock_view(main_left=700, delay_left=0))
+    page.wait_for_function("window.sent.length > 0", timeout=3000)
+    page.wait_for_timeout(500)
+    assert sent(page) == [{"op": "flag", "version": 7}]
+    assert page.text_content('[data-testid="clock-0"] [data-clock-main]') == "0:00.0"
+
+
+def test_the_delay_runs_first_and_main_time_waits(open_page: Any) -> None:
+    v = running_clock_view(main_left=0, delay_left=2500)
+    main = v["clocks"]["main"][0]
+    page = open_page(v)
+    clock = '[data-testid="clock-0"]'
+    assert page.text_content(f"{clock} [data-clock-delay-value]") == "3"
+    assert page.text_content(f"{clock} [data-clock-main]") == render.clock_ms(main)
+    page.wait_for_timeout(1200)
+    assert page.text_content(f"{clock} [data-clock-delay-value]") in ("1", "2")
+    assert page.text_content(f"{clock} [data-clock-main]") == render.clock_ms(main)
+    page.wait_for_timeout(3000)  # the delay is over and more than a second of main time used
+    assert page.is_hidden(f"{clock} [data-clock-delay]")
+    assert page.text_content(f"{clock} [data-clock-main]") != render.clock_ms(main)
+    # The other clock stands still.
+    other = v["clocks"]["main"][1]
+    assert page.text_content('[data-testid="clock-1"] [data-clock-main]') == render.clock_ms(other)
+    assert sent(page) == []
+
+
+def test_a_swapped_fragment_brings_the_new_version(open_page: Any, mid: Any) -> None:
+    s, now = mid
+    v = seat_view(s, 0, now)
+    page = open_page(v)
+    p = next(p for p in v["playable"] if len(p["at"]) == 1)
+    page.click(f'.hand-tile[data-tile="{key(p["tile"])}"]')
+    # Until a new version arrives a second action is held back.
+    page.click(f'.hand-tile[data-tile="{key(p["tile"])}"]', force=True)
+    assert len(sent(page)) == 1
+    v2 = seat_view(s, 0, now, version=8)
+    with translation.override("en"):
+        html = render.render_fragments(v2)
+    page.evaluate(
+        """html => {
+          const t = document.createElement("template");
+          t.innerHTML = html;
+          for (const el of Array.from(t.content.children)) {
+            document.getElementById(el.id).replaceWith(el);
+          }
+          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage"));
+        }""",
+        html,
+    )
+    page.click(f'.hand-tile[data-tile="{key(p["tile"])}"]')
+    assert [f["version"] for f in sent(page)] == [7, 8]
+
+
+def test_the_start_countdown_runs(open_page: Any) -> None:
+    v = waiting_view(0)
+    v["match"]["ready_deadline"] = 4_000_000_000_000  # far away: it only has to tick
+    page = open_page(v)
+    first = page.text_content('[data-testid="start-countdown"]')
+    page.wait_for_timeout(1300)
+    assert int(page.text_content('[data-testid="start-countdown"]')) < int(first)
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_phone_width_has_no_sideways_scrolling(open_page: Any, mid: Any, lang: str) -> None:
+    s, now = mid
+    views = [seat_view(s, 0, now), auction_for_jockey()]
+    s2, now2 = first_state(lambda s: s.phase == "hand_over" and s.hand_end == "block")
+    views.append(seat_view(s2, 0, now2, deadline=now2 + 30_000))
+    for v in views:
+        page = open_page(v, width=360, lang=lang)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 360
+        box = page.query_selector(".sb-board").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 360
