@@ -249,7 +249,9 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
         else:
             assert state is not None
             state = _live_op(m, state, seats, parsed, received_at, events)
-            if op not in ("flag", "continue") and any(e["type"] == "timeout" for e in events):
+            losers = [e["player"] for e in events if e["type"] == "timeout"]
+            if op not in ("flag", "continue") and losers and losers[0] in seats:
+                # Only the player whose clock ran out is told its frame came too late.
                 error = ServiceError("timeout", _illegal_message("timeout"), version=m.version + 1)
         if m.status == Match.Status.ABORTED and op != "resign":
             error = ServiceError("aborted", _("Start was not pressed in time: aborted."))
@@ -272,12 +274,11 @@ def _waiting_op(
         return None
     if op != "start":
         raise ServiceError("not_started", _("Press Start first."), version=m.version)
-    ready = list(m.ready)
-    for s in seats:
-        ready[s] = True
-    m.ready = ready
+    if all(m.ready[s] for s in seats):
+        return None  # pressed already: nothing changes
+    m.ready = [bool(r) or s in seats for s, r in enumerate(m.ready)]
     events.append({"type": "ready", "seats": seats, "t": now})
-    if not all(ready):
+    if not all(m.ready):
         return None
     state = engine.new_match(
         _deal(m, 0), now_ms=now, clock=match_clock(), handoff=m.kind == Match.Kind.SAME_DEVICE
@@ -325,12 +326,11 @@ def _live_op(
     if op == "continue":
         if state.phase != engine.HAND_OVER:
             raise ServiceError("bad_phase", _("The hand is still being played."), version=m.version)
-        ready = list(m.ready)
-        for s in seats:
-            ready[s] = True
-        m.ready = ready
-        events.append({"type": "ready", "seats": seats, "t": now})
-        if all(ready) or (m.ready_deadline_ms is not None and now >= m.ready_deadline_ms):
+        window_over = m.ready_deadline_ms is not None and now >= m.ready_deadline_ms
+        if not all(m.ready[s] for s in seats):
+            m.ready = [bool(r) or s in seats for s, r in enumerate(m.ready)]
+            events.append({"type": "ready", "seats": seats, "t": now})
+        if all(m.ready) or window_over:
             return _start_next_hand(m, state, now, events)
         return state
     seat = _acting_seat(m, state, seats)
