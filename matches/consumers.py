@@ -124,7 +124,9 @@ class MatchConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=html)
         else:
             version = view["match"]["version"]
-            await self.send(text_data=json.dumps({"type": "state", "version": version, "view": view}))
+            await self.send(
+                text_data=json.dumps({"type": "state", "version": version, "view": view})
+            )
 
     async def _send_error(self, code: str, message: str, *, version: int | None = None) -> None:
         if self.html:
@@ -155,9 +157,7 @@ def _view_and_rearm(match_id: int, user: Any) -> tuple[Any, dict[str, Any]]:
     return m, view
 
 
-def _act(
-    match_id: int, user: Any, frame: Any, received_at: int, language: str
-) -> services.Outcome:
+def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) -> services.Outcome:
     with translation.override(language):
         return services.act(match_id, user, frame, received_at)
 

@@ -51,7 +51,8 @@ def _setting_ms(name: str, default: int) -> int:
 def match_clock() -> engine.ClockConfig:
     """120 s main time and a 10 s delay (RULES §7); settings may shorten both in tests."""
     return engine.ClockConfig(
-        main_ms=_setting_ms("MATCH_MAIN_MS", 120_000), delay_ms=_setting_ms("MATCH_DELAY_MS", 10_000)
+        main_ms=_setting_ms("MATCH_MAIN_MS", 120_000),
+        delay_ms=_setting_ms("MATCH_DELAY_MS", 10_000),
     )
 
 
@@ -359,7 +360,10 @@ def _acting_seat(m: Match, state: engine.MatchState, seats: list[int]) -> int:
 def _follow_forced(
     m: Match, state: engine.MatchState, now: int, events: list[dict[str, Any]]
 ) -> engine.MatchState:
-    """Apply forced openings, draws, passes and forced auction answers at once (RULES §2, §5, §6)."""
+    """Apply forced openings, draws, passes and forced auction answers at once.
+
+    RULES §2, §5, §6: the server plays them for the player, so no time passes.
+    """
     while (forced := engine.forced_action(state)) is not None:
         state, ev = engine.apply(state, forced, now)
         for e in ev:
@@ -490,7 +494,11 @@ def _save(m: Match, state: engine.MatchState | None, events: list[dict[str, Any]
 def _record(m: Match, events: list[dict[str, Any]]) -> None:
     MatchEvent.objects.bulk_create(
         MatchEvent(
-            match=m, kind=str(e.get("type", "")), data=e, at_ms=int(e.get("t", 0)), version=m.version
+            match=m,
+            kind=str(e.get("type", "")),
+            data=e,
+            at_ms=int(e.get("t", 0)),
+            version=m.version,
         )
         for e in events
     )
@@ -537,7 +545,9 @@ def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
 # --- views -----------------------------------------------------------------
 
 
-def view_for(m: Match, state: engine.MatchState | None, seat: int | None, now: int) -> dict[str, Any]:
+def view_for(
+    m: Match, state: engine.MatchState | None, seat: int | None, now: int
+) -> dict[str, Any]:
     """What ``seat`` sees (PROTOCOL.md) plus the platform's ``match`` block.
 
     At a same-device match ``seat`` is ignored: the device sees the seat to

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from . import services
-from .models import Invite, Match
+from .models import Invite
 
 
 def lobby(request: HttpRequest) -> HttpResponse:
@@ -48,9 +48,9 @@ def invite_create(request: HttpRequest) -> HttpResponse:
 @require_GET
 def invite_detail(request: HttpRequest, code: str) -> HttpResponse:
     inv = get_object_or_404(Invite.objects.select_related("creator"), code=code)
-    if inv.status == Invite.Status.ACCEPTED and inv.match_id is not None:
-        if request.user.pk in (inv.creator_id, inv.accepted_by_id):
-            return redirect("matches:match", match_id=inv.match_id)
+    accepted = inv.status == Invite.Status.ACCEPTED and inv.match_id is not None
+    if accepted and request.user.pk in (inv.creator_id, inv.accepted_by_id):
+        return redirect("matches:match", match_id=inv.match_id)
     url = request.build_absolute_uri(reverse("matches:invite", kwargs={"code": inv.code}))
     return render(
         request,

@@ -10,6 +10,7 @@ On failure every open page is screenshotted into ``tests/e2e/artifacts/``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -71,8 +72,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     log = open(tmp / "daphne.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "config.asgi:application"],
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "config.asgi:application",
+        ],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -157,11 +166,11 @@ def new_page(
         ARTIFACTS.mkdir(exist_ok=True)
         for i, ctx in enumerate(contexts):
             for j, page in enumerate(ctx.pages):
-                try:
-                    page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{i}-{j}.png"),
-                                    full_page=True)
-                except Exception:  # noqa: BLE001 - a screenshot must not hide the failure
-                    pass
+                # A failing screenshot must not hide the test's own failure.
+                with contextlib.suppress(Exception):
+                    page.screenshot(
+                        path=str(ARTIFACTS / f"{request.node.name}-{i}-{j}.png"), full_page=True
+                    )
     for ctx in contexts:
         ctx.close()
 
