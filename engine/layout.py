@@ -45,20 +45,29 @@ def side_value(tile: Tile, side: str) -> int:
 
 
 class Layout:
-    """The tiles on the table in one hand, in the order they were placed."""
+    """The tiles on the table in one hand, in the order they were placed.
 
-    __slots__ = ("placed", "spinner", "_occupied")
+    The open positions and counted ends are cached: every action and view asks
+    for them, and only ``place`` changes them. Cached lists are never mutated,
+    so copies share them.
+    """
+
+    __slots__ = ("placed", "spinner", "_occupied", "_legal", "_ends")
 
     def __init__(self) -> None:
         self.placed: list[Placed] = []
         self.spinner: Tile | None = None
         self._occupied: set[Position] = set()
+        self._legal: list[tuple[Tile, str, int]] | None = None
+        self._ends: list[tuple[Tile, int]] | None = None
 
     def copy(self) -> Layout:
         new = Layout.__new__(Layout)
         new.placed = list(self.placed)
         new.spinner = self.spinner
         new._occupied = set(self._occupied)
+        new._legal = self._legal
+        new._ends = self._ends
         return new
 
     @property
@@ -75,17 +84,29 @@ class Layout:
             sides = [s for s in (BRANCH_A, BRANCH_B) if (tile, s) not in occ]
         return sides
 
+    def _positions_of(self, p: Placed) -> list[tuple[Tile, str, int]]:
+        t = p.tile
+        return [(t, s, t[0] if s == LOW else t[1]) for s in self._open_sides(p)]
+
+    def open_positions(self) -> list[tuple[Tile, str, int]]:
+        """The cached open positions (never mutate the list)."""
+        legal = self._legal
+        if legal is None:
+            legal = [pos for p in self.placed for pos in self._positions_of(p)]
+            self._legal = legal
+        return legal
+
     def legal_positions(self) -> list[tuple[Tile, str, int]]:
         """Every open position as ``(tile, side, value)``; empty before the opening tile."""
-        out: list[tuple[Tile, str, int]] = []
-        for p in self.placed:
-            t = p.tile
-            for s in self._open_sides(p):
-                out.append((t, s, t[0] if s == LOW else t[1]))
-        return out
+        return list(self.open_positions())
 
     def counted_ends(self) -> list[tuple[Tile, int]]:
         """The counted ends as ``(tile, value)`` (RULES §4)."""
+        if self._ends is None:
+            self._ends = self._count_ends()
+        return list(self._ends)
+
+    def _count_ends(self) -> list[tuple[Tile, int]]:
         out: list[tuple[Tile, int]] = []
         occ = self._occupied
         for p in self.placed:
@@ -105,13 +126,20 @@ class Layout:
     def end_total(self) -> int:
         return sum(v for _, v in self.counted_ends())
 
+    def value_at(self, tile: Tile, side: str) -> int | None:
+        """The value of the open position ``(tile, side)``, or ``None`` if it is not open."""
+        for t, s, v in self.open_positions():
+            if t == tile and s == side:
+                return v
+        return None
+
     def fits(self, tile: Tile) -> list[tuple[Tile, str, int]]:
         """The open positions ``tile`` may be placed on."""
         a, b = tile
-        return [pos for pos in self.legal_positions() if pos[2] == a or pos[2] == b]
+        return [pos for pos in self.open_positions() if pos[2] == a or pos[2] == b]
 
     def any_fit(self, hand: list[Tile]) -> bool:
-        values = {v for _, _, v in self.legal_positions()}
+        values = {v for _, _, v in self.open_positions()}
         return any(a in values or b in values for a, b in hand)
 
     def place(self, tile: Tile, at: Position | None, player: int = 0) -> None:
@@ -129,4 +157,16 @@ class Layout:
             self._occupied.add((tile, conn))
         if tile[0] == tile[1] and self.spinner is None:
             self.spinner = tile
-        self.placed.append(Placed(tile, at, conn, player))
+        placed = Placed(tile, at, conn, player)
+        self.placed.append(placed)
+        self._ends = None
+        legal = self._legal
+        if legal is None or (at is not None and at[0] == self.spinner):
+            # Taking a spinner side may open its branches: recount from scratch.
+            self._legal = None
+        else:
+            # Otherwise only ``at`` closes, and the new tile's sides open (it is
+            # the last placed, so they come last, as a full recount lists them).
+            new = [pos for pos in legal if pos[0] != at[0] or pos[1] != at[1]] if at else []
+            new.extend(self._positions_of(placed))
+            self._legal = new

@@ -40,6 +40,7 @@ END_BALANCE, END_TIME, END_RESIGN = "balance", "time", "resign"
 PLAYER_ACTIONS = ("place", "draw", "pass", "decline", "bid", "accept", "resign", "reveal")
 
 Event = dict[str, Any]
+_TILE_SET = frozenset(ALL_TILES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ class Deal:
         seen: set[Tile] = set()
         for group in (*self.hands, self.talon):
             for t in group:
-                if t not in ALL_TILES or t in seen:
+                if t not in _TILE_SET or t in seen:
                     raise ValueError(f"invalid or duplicate tile {list(t)}")
                 seen.add(t)
 
@@ -155,15 +156,34 @@ class MatchState:
     seq: int
 
     def copy(self) -> MatchState:
+        # Spelled out rather than looped over __slots__: apply copies on every action.
+        # Lists are copied; tuples, the settlement and logged events are never mutated.
         new = MatchState.__new__(MatchState)
-        for name in MatchState.__slots__:
-            setattr(new, name, getattr(self, name))
         new.balances = list(self.balances)
+        new.clock = self.clock
         new.main = None if self.main is None else list(self.main)
+        new.decision_start = self.decision_start
+        new.handoff = self.handoff
+        new.awaiting_reveal = self.awaiting_reveal
+        new.hand_no = self.hand_no
+        new.phase = self.phase
+        new.to_act = self.to_act
         new.hands = [list(self.hands[0]), list(self.hands[1])]
         new.talon = list(self.talon)
         new.layout = self.layout.copy()
+        new.jockey = self.jockey
+        new.next_jockey = self.next_jockey
+        new.bid = self.bid
+        new.forced_tile = self.forced_tile
+        new.must_place = self.must_place
+        new.passes = self.passes
+        new.winner = self.winner
+        new.end = self.end
+        new.hand_end = self.hand_end
+        new.last_t = self.last_t
+        new.settlement = self.settlement
         new.log = list(self.log)
+        new.seq = self.seq
         return new
 
     def __eq__(self, other: object) -> bool:
@@ -510,11 +530,7 @@ def _place(state: MatchState, action: Action, now: int) -> tuple[MatchState, lis
     else:
         if at is None:
             raise IllegalAction("bad_position", "say where the tile goes")
-        value = None
-        for t, side, v in lay.legal_positions():
-            if t == at[0] and side == at[1]:
-                value = v
-                break
+        value = lay.value_at(at[0], at[1])
         if value is None:
             raise IllegalAction("bad_position", "that position is not open")
         if tile[0] != value and tile[1] != value:
@@ -696,7 +712,7 @@ def legal_actions(state: MatchState) -> list[Action]:
         tiles = [state.forced_tile] if state.forced_tile is not None else state.hands[p]
         return [Action("place", p, tile=t) for t in tiles if t is not None]
     candidates = [state.must_place] if state.must_place is not None else state.hands[p]
-    legal = lay.legal_positions()
+    legal = lay.open_positions()
     out = []
     for t in candidates:
         if t is None:
