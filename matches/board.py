@@ -19,7 +19,8 @@ and at most four simple lines ("legs") leaving it. We draw it that way:
 Legs W and E start on the middle row; legs N and S take one tile straight up
 or down and then run sideways. The four regions never meet (the inner edges of
 the snakes keep a one-square gap), so no two tiles overlap however the hand
-goes, and the width is fixed: 2 × ``HALF_WIDTH`` squares. Only the height grows.
+goes, and the width is bounded: at most 2 × ``HALF_WIDTH`` squares (the view is
+cut to what is drawn, evenly on both sides). Only the height grows.
 
 Units: one *square* is one half of a domino. ``geometry()`` returns SVG user
 units (``UNIT`` per square) ready for the template.
