@@ -6,10 +6,10 @@ returns a *new* state and the events the action caused, or raises
 integer milliseconds; randomness only enters through the ``Deal`` a caller
 builds (see ``Deal.shuffled``).
 
->>> deal = Deal.from_order(list(ALL_TILES))
+>>> deal = Deal.from_order(list(ALL_TILES))  # [6|6] lies in the talon: it never opens
 >>> state = new_match(deal, now_ms=0)
 >>> state.phase, state.to_act, forced_action(state)
-('play', 1, Action(kind='place', player=1, tile=(6, 6), at=None, amount=None))
+('play', 1, Action(kind='place', player=1, tile=(2, 2), at=None, amount=None))
 >>> state, events = apply(state, forced_action(state), now_ms=1500)
 >>> state.to_act, state.balances, events[0]["type"]
 (0, [150, 150], 'place')

@@ -3,6 +3,13 @@
 ``from_dict(to_dict(s)) == s`` and ``to_dict(from_dict(d)) == d`` for every
 state the engine produces. ``FORMAT`` is bumped whenever the shape changes;
 an unknown format is refused rather than misread.
+
+>>> import json
+>>> from .match import ALL_TILES, Deal, new_match
+>>> s = new_match(Deal.from_order(list(ALL_TILES)))
+>>> d = to_dict(s)
+>>> from_dict(json.loads(json.dumps(d))) == s, d["format"], d["hands"][1][-1]
+(True, 1, [2, 2])
 """
 
 from __future__ import annotations

@@ -35,7 +35,15 @@ def _legal(s: MatchState) -> list[dict[str, Any]]:
 
 
 def snapshot(s: MatchState, now_ms: int) -> dict[str, Any]:
-    """The conformance snapshot (every key of the conformance README) as of ``now_ms``."""
+    """The conformance snapshot (every key of the conformance README) as of ``now_ms``.
+
+    >>> from .match import ALL_TILES, Deal, apply, forced_action, new_match
+    >>> s = new_match(Deal.from_order(list(ALL_TILES)), now_ms=0)
+    >>> s, _ = apply(s, forced_action(s), now_ms=12_500)
+    >>> snap = snapshot(s, now_ms=12_500)
+    >>> snap["ends"], snap["spinner"], snap["clocks"], snap["to_act"]
+    ([{'tile': [2, 2], 'value': 4}], [2, 2], [120000, 117500], 0)
+    """
     ends = _ends(s)
     return {
         "phase": s.phase,
