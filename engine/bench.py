@@ -57,6 +57,7 @@ class Recorded:
     jockey: int | None
     steps: list[Step]
     mid_states: list[MatchState]
+    final: MatchState
 
 
 def _gap(rng: random.Random) -> int:
@@ -99,11 +100,11 @@ def random_match(rng: random.Random, record: bool = False) -> Recorded:
             steps.append(("apply", action, t))
             if 6 <= len(s.layout.placed) <= 12 and s.phase != MATCH_OVER:
                 mids.append(s)
-    return Recorded(first, jockey, steps, mids)
+    return Recorded(first, jockey, steps, mids, s)
 
 
-def replay(rec: Recorded) -> int:
-    """Apply a recorded match's actions again; return how many were applied."""
+def replay(rec: Recorded) -> tuple[int, MatchState]:
+    """Apply a recorded match's actions again; how many were applied, and the end state."""
     s = new_match(rec.first, now_ms=0, clock=ClockConfig(), jockey=rec.jockey)
     n = 0
     for kind, what, t in rec.steps:
@@ -116,7 +117,7 @@ def replay(rec: Recorded) -> int:
             s, _ = next_hand(s, what, t)
         else:
             s, _ = expire(s, t)
-    return n
+    return n, s
 
 
 Timing = tuple[float, float]  # (wall seconds, CPU seconds) per unit
