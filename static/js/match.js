@@ -28,8 +28,18 @@
     return s ? Number(s.dataset.version) : null;
   }
 
+  var queued = null; // a frame sent before the socket opened (or while reconnecting)
+
   function send(frame) {
-    if (!socket) return false;
+    if (!socket) {
+      // A tap before the socket is open must not be lost: send it on open.
+      if (frame.op !== "flag" && frame.op !== "sync") {
+        frame.version = version();
+        queued = frame;
+        return true;
+      }
+      return false;
+    }
     if (frame.op !== "flag" && frame.op !== "sync") {
       frame.version = version();
       pendingVersion = frame.version;
@@ -250,9 +260,18 @@
     settle(); // a reconnection brings the whole view again
     var c = document.getElementById("sb-conn");
     if (c) c.hidden = true;
+    if (queued) {
+      // Sent with the version it was chosen at: if the match moved on meanwhile,
+      // the server answers "stale" with the current view instead of applying it.
+      var f = queued;
+      queued = null;
+      pendingVersion = f.version;
+      socket.send(JSON.stringify(f));
+    }
   });
 
   document.addEventListener("htmx:wsClose", function () {
+    socket = null;
     var c = document.getElementById("sb-conn");
     if (c) c.hidden = false;
   });

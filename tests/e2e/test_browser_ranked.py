@@ -1,0 +1,54 @@
+"""Ranked play in two browsers: the queue pairs them, one resigns, ratings move."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.conftest import sign_up
+
+
+def test_two_players_are_paired_in_the_ranked_queue_and_see_their_rating_change(
+    new_page: Any,
+) -> None:
+    erin = new_page()
+    frank = new_page()
+    sign_up(erin, "erin_e2e")
+    sign_up(frank, "frank_e2e")
+
+    erin.click("[data-testid=queue-join]")
+    erin.wait_for_selector("[data-testid=queue-window]")
+    assert "100" in erin.locator("[data-testid=queue-window]").inner_text()
+    frank.click("[data-testid=queue-join]")
+
+    # Both are taken to the new match at once.
+    erin.wait_for_url("**/matches/*/", timeout=15_000)
+    frank.wait_for_url("**/matches/*/", timeout=15_000)
+    assert erin.url == frank.url
+
+    for page in (erin, frank):
+        page.click("[data-testid=op-start]")
+    for page in (erin, frank):
+        page.wait_for_selector("[data-testid=resign]:visible")
+
+    erin.click("[data-testid=resign]")
+    erin.wait_for_selector("[data-testid=resign-dialog][open]")
+    erin.click("[data-testid=resign-confirm]")
+    for page in (erin, frank):
+        result = page.wait_for_selector("[data-testid=result]:visible")
+        assert result.get_attribute("data-end") == "resign"
+
+    expected = {"erin_e2e": (-20, 1480), "frank_e2e": (20, 1520)}
+    for page, name in ((erin, "erin_e2e"), (frank, "frank_e2e")):
+        change, rating = expected[name]
+        page.goto(f"/u/{name}/matches/")
+        row = page.locator(".history-row").first
+        assert row.get_attribute("data-kind") == "ranked"
+        assert row.get_attribute("data-how") == "resign"
+        assert row.locator("[data-rating-change]").get_attribute("data-rating-change") == str(
+            change
+        )
+        page.goto(f"/u/{name}/")
+        shown = page.locator("#profile-rating .rating").first
+        assert shown.get_attribute("data-rating") == str(rating)
+        # Provisional for its first 30 rated matches.
+        assert shown.inner_text().strip() == f"{rating}?"
