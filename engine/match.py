@@ -31,7 +31,8 @@ MIN_BID = 15
 BID_STEP = 5
 JOCKEY_DISCOUNT = 15
 HAND_SIZE = 7
-LOG_SIZE = 24
+LOG_SIZE = 16
+_NOT_LOGGED = frozenset({"main", "balances", "used", "hands"})
 
 AUCTION, PLAY, HAND_OVER, MATCH_OVER = "auction", "play", "hand_over", "match_over"
 DOMINO, BLOCK = "domino", "block"
@@ -661,7 +662,10 @@ def _emit(
         ev["main"] = list(s.main)
     ev["balances"] = list(s.balances)
     events.append(ev)
-    s.log.append(ev)
+    # The state keeps a slim copy for the views' recent events: it is stored on
+    # every move, so what only replays need (clocks, balances, both hands at a
+    # settlement — all in the returned events and the state itself) stays out.
+    s.log.append({k: v for k, v in ev.items() if k not in _NOT_LOGGED})
     if len(s.log) > LOG_SIZE:
         del s.log[: len(s.log) - LOG_SIZE]
 
