@@ -104,10 +104,13 @@ if not ALLOWED_HOSTS:
     )
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
-# Behind TLS: secure cookies and HSTS. Off by default so http://127.0.0.1 works.
+# Behind TLS: secure cookies, the redirect to https and HSTS. All off by default so
+# that http://127.0.0.1 works.
 SECURE_COOKIES = envbool("SECURE_COOKIES", False)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
 if envbool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
