@@ -56,8 +56,11 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# After changing UI text: collect the strings into locale/*/django.po, translate
-# the ja entries, then compile the .mo files (both are committed; needs gettext).
+# After changing UI text: collect the strings into locale/*/django.po, fill the ja
+# entries from any TRANSLATIONS_*ja*.txt hand-over lists, translate what is left
+# in the ja .po by hand, and compile the .mo files. Commit the .po and .mo (needs
+# gettext: apt-get install gettext).
 messages: $(STAMP)
 	$(PY) manage.py makemessages -l ja -l en --ignore=.venv --ignore=engine --ignore=tests --ignore=staticfiles
+	$(PY) scripts/merge_translations.py
 	$(PY) manage.py compilemessages --ignore=.venv
