@@ -16,10 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_noop, ngettext
 
 from . import board
 
@@ -37,6 +38,16 @@ FRAGMENTS = (
 )
 
 CHIP = 5  # points per chip (RULES §1)
+
+# Translated elsewhere through a wrapper makemessages cannot see (the consumers'
+# ``self._t``, matches/consumers.py and matches/lobby_consumer.py); listed here so
+# that the catalogue has them.
+_ELSEWHERE = (
+    gettext_noop("That frame is not understood."),
+    gettext_noop("Frames are JSON text."),
+    gettext_noop("That frame is too large."),
+    gettext_noop("That frame is not JSON."),
+)
 
 
 def tile_label(tile: Any) -> str:
@@ -104,17 +115,24 @@ def clock_ms(ms: int) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def countdown(deadline: int | None, server_now: int | None, testid: str) -> SafeString | None:
-    """A seconds countdown to an epoch-ms ``deadline`` that match.js keeps running."""
+def countdown(
+    deadline: int | None, server_now: int | None, testid: str, *, sync: bool = False
+) -> SafeString | None:
+    """A seconds countdown to an epoch-ms ``deadline`` that match.js keeps running.
+
+    With ``sync`` the page asks for a fresh view once it has run out (nothing
+    else is pushed when, say, a rematch offer lapses).
+    """
     if deadline is None:
         return None
     secs: int | str = "" if server_now is None else max(0, -(-(deadline - server_now) // 1000))
     return format_html(
         '<b class="countdown" data-countdown data-deadline="{}" data-server-now="{}"'
-        ' data-testid="{}">{}</b>',
+        ' data-testid="{}"{}>{}</b>',
         deadline,
         "" if server_now is None else server_now,
         testid,
+        mark_safe(" data-sync-at-zero") if sync else "",
         secs,
     )
 
@@ -180,7 +198,9 @@ def _status(view: dict[str, Any], me: int, own: bool, players: list[dict[str, An
     to_act = view.get("to_act")
     if status == "waiting":
         return _("Waiting for both players to press Start")
-    if status in ("aborted", "voided") or phase == "match_over" or status == "finished":
+    if status == "voided":
+        return _("This match was voided.")
+    if status == "aborted" or phase == "match_over" or status == "finished":
         return _("The match is over")
     if phase == "hand_over":
         return _("Hand %(n)s is over") % {"n": (view.get("hand_no") or 0) + 1}
@@ -478,15 +498,96 @@ def _result(view: dict[str, Any], players: list[dict[str, Any]], me: int, own: b
         headline = _("%(name)s wins") % {"name": names[w]}
         if own and m.get("kind") != "same_device":
             headline = _("You win") if w == me else _("You lose")
+    elif end == "void" or m.get("status") == "voided":
+        # 中止 (レーティング結果なし); the stored reason is English source text, shown translated.
+        headline = _("Match voided (no rating result)")
+        source = m.get("void_reason") or res.get("reason")
+        reason = _(source) if source else _("Voided after a service fault: no rating result")
     else:
         headline = _("Match cancelled")
-        reason = (
-            _("Aborted before the first decision: no winner, no rating change")
-            if end == "abort"
-            else _("Voided after a service fault: no rating result")
-        )
+        reason = _("Aborted before the first decision: no winner, no rating change")
     return {"winner": w, "end": end, "how": _how_text(end), "headline": headline,
             "reason": reason}  # fmt: skip
+
+
+# --- after the match: rematch, replay, history ------------------------------------
+
+OVER = ("finished", "aborted", "voided")
+# A rematch is offered after a finished or voided match: both were played by two
+# present players (a void is the service's fault, so playing again is the remedy).
+# An aborted match never started (someone did not press Start or never moved), so
+# the page offers none; an offer made there anyway (the JSON API) is still shown
+# and can be answered.
+REMATCH_OFFERED_AFTER = ("finished", "voided")
+
+
+def _rematch(view: dict[str, Any], me: int, server_now: Any) -> dict[str, Any] | None:
+    """The result panel's rematch part, from ``view["match"]["rematch"]`` (matches/rematch.py)."""
+    m = view["match"]
+    rb = m.get("rematch")
+    status = m.get("status")
+    if not rb or status not in OVER:
+        return None
+    st = rb.get("status") or "none"
+    if status not in REMATCH_OFFERED_AFTER and st == "none":
+        return None
+    same_device = m.get("kind") == "same_device"
+    offerable = status in REMATCH_OFFERED_AFTER
+    by = rb.get("offered_by")
+    mine = not same_device and by == me
+    new = rb.get("new_match")
+    out: dict[str, Any] = {
+        "status": st,
+        "offered_by": by,
+        "mine": mine,
+        "ranked": m.get("kind") == "ranked",
+        "can_offer": False,
+        "can_answer": False,
+        "text": None,
+        "countdown": None,
+        "goto": None if new is None else reverse("matches:match", args=[int(new)]),
+    }
+    if new is not None or st == "accepted":
+        out["text"] = _("Rematch accepted: on to the new match…")
+    elif same_device:
+        out["can_offer"] = offerable
+    elif st == "open":
+        out["countdown"] = countdown(
+            rb.get("expires_at"), server_now, "rematch-countdown", sync=True
+        )
+        if mine:
+            out["text"] = _("You offered a rematch. Waiting for your opponent…")
+        else:
+            out["text"] = _("Your opponent offers a rematch.")
+            out["can_answer"] = True
+    elif st == "declined" or rb.get("declined"):
+        if mine:
+            out["text"] = _("Your opponent declined the rematch.")
+        else:
+            out["text"] = _("You declined the rematch.")
+    else:
+        out["can_offer"] = offerable
+        if st == "expired":
+            out["text"] = _("The rematch offer has lapsed.")
+        elif st == "withdrawn":
+            out["text"] = _("The rematch offer was withdrawn.")
+    return out
+
+
+def _after_links(view: dict[str, Any], me: int) -> dict[str, Any] | None:
+    """Where to go from a match that is over: its replay and the player's match history."""
+    m = view["match"]
+    if m.get("status") not in OVER or m.get("id") is None:
+        return None
+    names = m.get("names") or ["", ""]
+    # At a same-device match the account is seat 0's (the other seat is a guest).
+    you = m.get("you")
+    seat = 0 if m.get("kind") == "same_device" or you not in (0, 1) else you
+    username = names[seat] if seat < len(names) else ""
+    return {
+        "replay": reverse("history:replay", args=[int(m["id"])]),
+        "history": reverse("history:matches", args=[username]) if username else None,
+    }
 
 
 def _overlay(view: dict[str, Any], players: list[dict[str, Any]], server_now: Any) -> Any:
@@ -540,6 +641,8 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
         "log": _log(view, players),
         "settlement": _settlement(view, players),
         "result": result,
+        "rematch": None if result is None else _rematch(view, me, server_now),
+        "after": _after_links(view, me),
         "overlay": _overlay(view, players, server_now),
         # Resigning is always allowed while the match runs (RULES §1), even between hands.
         "can_resign": own and live,

@@ -5,7 +5,9 @@
  *   - sends the JSON frames of PROTOCOL.md over the htmx socket (buttons carry data-op),
  *   - lets you pick a hand tile and then a lit position on the table,
  *   - counts the displayed clocks and countdowns down between updates, and sends
- *     {"op": "flag"} once when the running clock shows zero (the server decides).
+ *     {"op": "flag"} once when the running clock shows zero (the server decides),
+ *   - follows a rematch: when a swap brings a result panel with data-goto (the new
+ *     match's page), it goes there, once.
  */
 (function () {
   "use strict";
@@ -18,6 +20,9 @@
   var countdowns = [];
   var skew = 0; // server clock − browser clock, measured when the view arrived
   var ticker = null;
+  var synced = {}; // deadlines of data-sync-at-zero countdowns already synced once
+  var initialGoto = null; // data-goto as the page was loaded: an old rematch, not news
+  var navigated = false;
 
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
@@ -223,7 +228,12 @@
     });
     countdowns = $$("[data-countdown]").map(function (el) {
       var sn = Number(el.dataset.serverNow);
-      return { el: el, deadline: Number(el.dataset.deadline), skew: sn ? sn - now : skew };
+      return {
+        el: el,
+        deadline: Number(el.dataset.deadline),
+        skew: sn ? sn - now : skew,
+        sync: el.hasAttribute("data-sync-at-zero"),
+      };
     });
     if (!ticker) ticker = window.setInterval(tick, 100);
     tick();
@@ -250,6 +260,11 @@
     countdowns.forEach(function (c) {
       var left = c.deadline - (now + c.skew);
       c.el.textContent = String(Math.max(0, Math.ceil(left / 1000)));
+      // Nothing is pushed when (say) a rematch offer lapses: ask once for the view,
+      // a second after the deadline so that the server's clock has passed it too.
+      if (c.sync && left < -1000 && !synced[c.deadline] && send({ op: "sync" })) {
+        synced[c.deadline] = true;
+      }
     });
   }
 
@@ -276,6 +291,22 @@
     if (c) c.hidden = false;
   });
 
+  // --- rematch: follow the new match ---------------------------------------------------
+
+  function gotoTarget() {
+    var el = $("[data-goto]");
+    var url = el ? el.dataset.goto : "";
+    // Only a path on this site (the server writes /matches/<id>/).
+    return url && url.charAt(0) === "/" && url.charAt(1) !== "/" ? url : "";
+  }
+
+  function followRematch() {
+    var url = gotoTarget();
+    if (!url || navigated || url === initialGoto) return;
+    navigated = true;
+    window.location.assign(url);
+  }
+
   var toastTimer = null;
   function afterSwap() {
     // Any message answers the action in flight: a new state, or an error toast.
@@ -284,6 +315,7 @@
     if (keep) select(keep); // still playable? keep it selected
     bindClocks();
     showBidCost();
+    followRematch();
     var toast = document.getElementById("sb-toast");
     if (toast && !toast.hidden) {
       window.clearTimeout(toastTimer);
@@ -293,9 +325,14 @@
 
   document.addEventListener("htmx:wsAfterMessage", afterSwap);
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", bindClocks);
-  } else {
+  function onLoad() {
+    initialGoto = gotoTarget(); // reopening an old match page stays on it
     bindClocks();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", onLoad);
+  } else {
+    onLoad();
   }
 })();

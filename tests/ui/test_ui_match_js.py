@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from django.template.loader import render_to_string
 from django.utils import translation
-from ui_scenarios import T0, first_state, seat_view, waiting_view
+from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
 from matches import render
@@ -307,3 +307,128 @@ def test_phone_width_has_no_sideways_scrolling(open_page: Any, mid: Any, lang: s
         assert width <= 360
         box = page.query_selector(".sb-board").bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+
+
+# --- after the match: rematch ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def resigned() -> tuple[engine.MatchState, int]:
+    s, now = first_state(lambda s: s.phase == "play" and len(s.layout.placed) > 3)
+    s, _ = engine.apply(s, engine.Action("resign", 1), now + 1000)
+    return s, now + 1000
+
+
+def swap_in(page: Any, view: dict[str, Any]) -> None:
+    """What htmx's ws extension does with a pushed view: swap the fragments, then the event."""
+    with translation.override("en"):
+        html = render.render_fragments(view)
+    page.evaluate(
+        """html => {
+          const t = document.createElement("template");
+          t.innerHTML = html;
+          for (const el of Array.from(t.content.children)) {
+            document.getElementById(el.id).replaceWith(el);
+          }
+          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage"));
+        }""",
+        html,
+    )
+
+
+def test_the_rematch_buttons_send_their_ops(open_page: Any, resigned: Any) -> None:
+    s, now = resigned
+    page = open_page(seat_view(s, 0, now, rematch=rematch_block()))
+    page.click('[data-testid="op-rematch"]')
+    assert sent(page) == [{"op": "rematch", "version": 7}]
+    offered = rematch_block("open", 0, expires_at=now + 120_000)
+    for testid, op in (
+        ("op-rematch-accept", "rematch_accept"),
+        ("op-rematch-decline", "rematch_decline"),
+    ):
+        page = open_page(seat_view(s, 1, now, rematch=offered))
+        page.click(f'[data-testid="{testid}"]')
+        assert sent(page) == [{"op": op, "version": 7}]
+
+
+def test_an_accepted_rematch_takes_the_page_to_the_new_match_once(
+    browser: Any, resigned: Any
+) -> None:
+    """Served from a routed origin (a file page cannot open /matches/99/): the real paths."""
+    s, now = resigned
+    v = seat_view(s, 0, now, rematch=rematch_block("open", 0, expires_at=now + 99_000))
+    with translation.override("en"):
+        html = render_to_string("matches/match.html", render.page_context(v))
+    html = re.sub(r'<script src="/static/django_htmx[^"]*"[^>]*></script>', "", html)
+    requests: list[str] = []
+
+    def serve(route: Any) -> None:
+        path = route.request.url.removeprefix("http://sb.test")
+        requests.append(path)
+        if path == "/matches/12/":
+            route.fulfill(body=html, content_type="text/html; charset=utf-8")
+        elif path.startswith("/static/") and (ROOT / path.lstrip("/")).is_file():
+            route.fulfill(path=str(ROOT / path.lstrip("/")))
+        elif path == "/matches/99/":
+            route.fulfill(body="<p id=new>the rematch</p>", content_type="text/html")
+        else:
+            route.fulfill(status=404, body="")
+
+    page = browser.new_page()
+    try:
+        page.route("http://sb.test/**", serve)
+        page.goto("http://sb.test/matches/12/")
+        page.evaluate(FAKE_SOCKET)
+        # The view the socket sends on connecting changes nothing.
+        swap_in(page, v)
+        page.wait_for_timeout(200)
+        assert page.url == "http://sb.test/matches/12/"
+        accepted = seat_view(
+            s, 0, now, version=8, rematch=rematch_block("accepted", 0, new_match=99)
+        )
+        swap_in(page, accepted)
+        page.wait_for_url("http://sb.test/matches/99/")
+        page.wait_for_selector("#new")
+        assert requests.count("/matches/99/") == 1
+    finally:
+        page.close()
+
+
+def test_an_old_match_page_with_an_accepted_rematch_stays_put(
+    open_page: Any, resigned: Any
+) -> None:
+    s, now = resigned
+    v = seat_view(s, 1, now, rematch=rematch_block("accepted", 0, new_match=99))
+    page = open_page(v)
+    start = page.url
+    swap_in(page, v)  # the view the socket sends on connecting
+    page.wait_for_timeout(400)
+    assert page.url == start
+    assert page.get_attribute('[data-testid="rematch-link"]', "href") == "/matches/99/"
+
+
+def test_a_lapsing_offer_asks_for_the_view_once(open_page: Any, resigned: Any) -> None:
+    s, now = resigned
+    v = seat_view(s, 0, now, rematch=rematch_block("open", 0, expires_at=now + 300))
+    v["match"]["server_now"] = now
+    if v.get("clocks"):
+        v["clocks"]["server_now"] = now
+    page = open_page(v)
+    page.wait_for_function("window.sent.length > 0", timeout=4000)
+    page.wait_for_timeout(600)
+    assert sent(page) == [{"op": "sync"}]
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_result_panel_fits_a_phone(open_page: Any, resigned: Any, lang: str) -> None:
+    s, now = resigned
+    offered = rematch_block("open", 0, expires_at=now + 120_000)
+    for v in (
+        seat_view(s, 1, now, kind="ranked", rematch=offered),
+        seat_view(s, 0, now, kind="ranked", rematch=offered),
+        seat_view(s, 0, now, rematch=rematch_block("accepted", 0, new_match=99)),
+    ):
+        page = open_page(v, width=360, lang=lang)
+        assert page.is_visible('[data-testid="rematch-status"]')
+        assert page.is_visible('[data-testid="replay-link"]')
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360

@@ -26,6 +26,8 @@ def match_block(
     deadline: int | None = None,
     result: dict[str, Any] | None = None,
     now: int = T0,
+    void_reason: str = "",
+    rematch: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "id": 12,
@@ -38,6 +40,27 @@ def match_block(
         "server_now": now,
         "result": result,
         "version": version,
+        "void_reason": void_reason,
+        "rematch": rematch,
+    }
+
+
+def rematch_block(
+    status: str = "none",
+    offered_by: int | None = None,
+    *,
+    new_match: int | None = None,
+    expires_at: int | None = None,
+) -> dict[str, Any]:
+    """``view["match"]["rematch"]`` as matches/rematch.py builds it once the match is over."""
+    if status == "open" and expires_at is None:
+        expires_at = T0 + 120_000
+    return {
+        "status": status,
+        "offered_by": offered_by,
+        "declined": status == "declined",
+        "new_match": new_match,
+        "expires_at": expires_at if status == "open" else None,
     }
 
 
