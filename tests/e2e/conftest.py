@@ -27,7 +27,7 @@ from tests.conftest import CHROMIUM, unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-E2E_DB = "spectacular_e2e"
+E2E_DB_SUFFIX = "e2e"
 DEAL_SEED = "20261130"
 
 
@@ -42,11 +42,14 @@ def _database_url(tmp: Path) -> str:
     if url.startswith(("postgres://", "postgresql://")):
         import psycopg
 
-        base = url.rsplit("/", 1)[0]
+        base, name = url.rsplit("/", 1)
+        # Named after the run's own database, so two runs side by side
+        # (different DATABASE_URLs) never drop each other's.
+        db = f"{name.split('?')[0] or 'spectacular'}_{E2E_DB_SUFFIX}"
         with psycopg.connect(base + "/postgres", autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {E2E_DB} WITH (FORCE)")
-            conn.execute(f"CREATE DATABASE {E2E_DB}")
-        return f"{base}/{E2E_DB}"
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{db}"')
+        return f"{base}/{db}"
     return f"sqlite:///{tmp / 'e2e.sqlite3'}"
 
 
