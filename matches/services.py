@@ -111,6 +111,20 @@ def _new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = "
     return m
 
 
+def _claim_players(user_ids: list[int]) -> None:
+    """Take the players' row locks and out of the ranked queue before a match is made.
+
+    The ranked pairing takes the same locks and re-checks who is busy under
+    them, so a pairing committing at the same moment as an invite can never put
+    one player into two new matches.
+    """
+    from . import queue
+
+    queue.lock_users(user_ids)
+    for entry in queue.QueueEntry.objects.filter(user_id__in=user_ids).select_related("user"):
+        queue.leave(entry.user)
+
+
 @transaction.atomic
 def create_same_device(user: Any, guest_name: str) -> Match:
     """A match for two people at one device; the second seat is a named guest."""
@@ -119,6 +133,7 @@ def create_same_device(user: Any, guest_name: str) -> Match:
         raise ServiceError("bad_request", _("Give the second player a name."))
     if len(name) > GUEST_NAME_MAX:
         raise ServiceError("bad_request", _("That name is too long."))
+    _claim_players([user.pk])
     return _new_match(Match.Kind.SAME_DEVICE, user, None, name)
 
 
@@ -158,6 +173,7 @@ def accept_invite(code: str, user: Any) -> Match:
         raise ServiceError("invite_closed", _("This invite was cancelled."))
     if inv.expired:
         raise ServiceError("invite_expired", _("This invite has expired."))
+    _claim_players([inv.creator_id, user.pk])
     m = _new_match(Match.Kind.CASUAL, inv.creator, user)
     inv.status = Invite.Status.ACCEPTED
     inv.accepted_by = user

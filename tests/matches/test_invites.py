@@ -100,3 +100,27 @@ def test_an_unknown_invite_code_is_not_found(bob: Any) -> None:
     with pytest.raises(services.ServiceError) as e:
         services.accept_invite("no-such-code", bob)
     assert e.value.code == "not_found"
+
+
+def test_accepting_an_invite_takes_both_players_out_of_the_ranked_queue(
+    alice: Any, bob: Any
+) -> None:
+    from matches import queue
+    from matches.models import QueueEntry
+
+    queue.join(alice, pair=False)
+    queue.join(bob, pair=False)
+    assert QueueEntry.objects.count() == 2
+    inv = services.create_invite(alice)
+    services.accept_invite(inv.code, bob)
+    # Otherwise the next pairing could put them into a second, ranked match.
+    assert QueueEntry.objects.count() == 0
+
+
+def test_starting_a_same_device_match_leaves_the_ranked_queue(alice: Any) -> None:
+    from matches import queue
+    from matches.models import QueueEntry
+
+    queue.join(alice, pair=False)
+    services.create_same_device(alice, "Dave")
+    assert not QueueEntry.objects.filter(user=alice).exists()
