@@ -18,19 +18,37 @@ Fixtures:
   that database, so they use their own key prefixes rather than flushing it.
 - ``require_chromium``: Debian's Chromium is installed; returns its path
   (``scripts/ensure-chromium.sh`` installs it, ``make test`` runs that script).
+- ``browser``: a headless Chromium (Playwright's sync API), one per test module.
+  Use this one rather than a fixture of your own: Playwright allows one sync
+  instance per thread, so two alive at once (say a session-scoped one from an
+  earlier folder) fail with "using Playwright Sync API inside the asyncio loop".
+  While it is alive the main thread has Playwright's event loop running, which
+  Django would take for async code touching the ORM; the fixture allows that
+  (``DJANGO_ALLOW_ASYNC_UNSAFE``) for its module only, so ``live_server`` and
+  ``db`` work beside it and every other test keeps Django's check.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any, NoReturn
 
 import pytest
 
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "") or "redis://127.0.0.1:6379/15"
 CHROMIUM = "/usr/bin/chromium"
+# As root on a closed network: no sandbox, and none of Chromium's background calls home.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def requiring_services() -> bool:
@@ -143,3 +161,26 @@ def require_chromium() -> str:
     if not path:
         unavailable(f"needs Chromium at {CHROMIUM} (run scripts/ensure-chromium.sh)")
     return path
+
+
+@pytest.fixture(scope="module")
+def browser(require_chromium: str) -> Iterator[Any]:
+    """A headless Chromium for this module's browser tests (see the module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    allow = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as pw:
+            chromium = pw.chromium.launch(
+                executable_path=require_chromium, headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                yield chromium
+            finally:
+                chromium.close()
+    finally:
+        if allow is None:
+            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = allow
