@@ -78,6 +78,13 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The whole-system browser tests (tests/e2e/) run last: slowest, and the ones a
+    # unit failure explains. Their session-scoped Chromium also stays alive until
+    # the end, so nothing that starts another sync Playwright may run after them.
+    items.sort(key=lambda item: "e2e" in item.path.relative_to(config.rootpath).parts[:2])
+
+
 def _skip_reason(longrepr: Any) -> str:
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         return str(longrepr[2])
