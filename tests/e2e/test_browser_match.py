@@ -95,16 +95,19 @@ def _play_to_the_end(players: list[Player]) -> None:
     while time.monotonic() < deadline:
         if all(_visible(pl.page, "[data-testid=result]") for pl in players):
             return
-        before = [_version(pl.page) for pl in players]
+        before = max(_version(pl.page) for pl in players)
         acted = False
         for pl in players:
             if pl.act():
                 acted = True
                 break
-        # Wait (with a deadline) until a new view has arrived somewhere.
+        # Wait (with a deadline) until every page shows the same, newer view:
+        # deciding from a page whose update is still on its way would click a
+        # tile that is about to vanish.
         step_deadline = time.monotonic() + (10 if acted else 3)
         while time.monotonic() < step_deadline:
-            if [_version(pl.page) for pl in players] != before:
+            versions = {_version(pl.page) for pl in players}
+            if len(versions) == 1 and versions.pop() > before:
                 break
             players[0].page.wait_for_timeout(50)
     raise AssertionError("the match did not end in time")
