@@ -1,4 +1,4 @@
-"""The match page as server-rendered HTML, built from one seat's view (docs/platform-contract.md).
+"""The match page as server-rendered HTML, built from one seat's view (docs/protocol.md).
 
 - ``page_context(view)`` — the context of ``templates/matches/match.html`` (the full page);
 - ``render_fragments(view)`` — the HTML pushed over the htmx WebSocket after every change:

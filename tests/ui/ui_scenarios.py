@@ -1,7 +1,7 @@
 """Views for the UI tests, built with the real engine and no database.
 
 A view is ``engine.view_for(state, seat, now)`` plus the ``match`` block that
-``matches/services.py`` adds (docs/platform-contract.md).
+``matches/services.py`` adds (docs/protocol.md, "The view").
 """
 
 from __future__ import annotations
