@@ -26,6 +26,14 @@ Fixtures:
   Django would take for async code touching the ORM; the fixture allows that
   (``DJANGO_ALLOW_ASYNC_UNSAFE``) for its module only, so ``live_server`` and
   ``db`` work beside it and every other test keeps Django's check.
+- ``alice``, ``bob``, ``carol``, ``dave``, ``outsider``: users of those names,
+  made through ``tests.support.make_user``. They have no password unless the
+  folder's conftest overrides ``user_password`` (the folders that log in do).
+- ``clock``: a stopped ``time_machine`` clock at ``tests.support.START``;
+  ``clock.shift(10)`` moves it 10 s on.
+
+Plain helpers the folders share (the embedded-default settings, ``Tables``,
+``frame_for``) are in ``tests/support.py``.
 """
 
 from __future__ import annotations
@@ -36,6 +44,9 @@ from collections.abc import Generator, Iterator
 from typing import Any, NoReturn
 
 import pytest
+import time_machine
+
+from tests.support import START, make_user
 
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "") or "redis://127.0.0.1:6379/15"
 CHROMIUM = "/usr/bin/chromium"
@@ -191,3 +202,42 @@ def browser(require_chromium: str) -> Iterator[Any]:
             del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = allow
+
+
+@pytest.fixture
+def user_password() -> str | None:
+    """The password the people fixtures get: none here (hashing one costs more
+    than most tests); a folder whose tests log in overrides this."""
+    return None
+
+
+@pytest.fixture
+def alice(db: Any, user_password: str | None) -> Any:
+    return make_user("alice", user_password)
+
+
+@pytest.fixture
+def bob(db: Any, user_password: str | None) -> Any:
+    return make_user("bob", user_password)
+
+
+@pytest.fixture
+def carol(db: Any, user_password: str | None) -> Any:
+    return make_user("carol", user_password)
+
+
+@pytest.fixture
+def dave(db: Any, user_password: str | None) -> Any:
+    return make_user("dave", user_password)
+
+
+@pytest.fixture
+def outsider(db: Any, user_password: str | None) -> Any:
+    return make_user("outsider", user_password)
+
+
+@pytest.fixture
+def clock() -> Iterator[time_machine.Traveller]:
+    """A stopped clock at START; ``clock.shift(10)`` moves it 10 s on."""
+    with time_machine.travel(START, tick=False) as traveller:
+        yield traveller

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -11,10 +10,9 @@ from django.db.models import Q
 
 from matches import queue, services
 from matches.models import Match, QueueEntry
+from tests.support import START  # the clock fixture's start
 
 pytestmark = pytest.mark.django_db
-
-START = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)  # the clock fixture's start
 
 
 def _ranked(*users: Any) -> list[Match]:

@@ -8,57 +8,21 @@ op)`` sends a frame as the match socket would.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-import time_machine
-from django.contrib.auth import get_user_model
 
 from matches import queue, services
 from matches.models import Match
+from tests.support import use_embedded_default
 
-START = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
-
-
-def _user(name: str) -> Any:
-    return get_user_model().objects.create_user(name)
-
-
-@pytest.fixture
-def alice(db: Any) -> Any:
-    return _user("alice")
-
-
-@pytest.fixture
-def bob(db: Any) -> Any:
-    return _user("bob")
-
-
-@pytest.fixture
-def carol(db: Any) -> Any:
-    return _user("carol")
-
-
-@pytest.fixture
-def outsider(db: Any) -> Any:
-    return _user("outsider")
+# alice, bob, carol, dave, outsider and clock come from tests/conftest.py.
 
 
 @pytest.fixture(autouse=True)
 def embedded_default(settings: Any) -> Any:
-    settings.MATCH_TIMERS = "asyncio"
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    settings.DEAL_SEED = None
-    settings.MATCH_BACKGROUND = False
-    return settings
-
-
-@pytest.fixture
-def clock() -> Iterator[time_machine.Traveller]:
-    with time_machine.travel(START, tick=False) as traveller:
-        yield traveller
+    return use_embedded_default(settings)
 
 
 def say(m: Match, user: Any, op: str) -> services.Outcome:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from matches import broadcast, queue, rematch, services
 from matches.models import Match, MatchEvent, QueueEntry
-
-START = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)  # the clock fixture's start
+from tests.support import START  # the clock fixture's start
 
 pytestmark = pytest.mark.django_db
 

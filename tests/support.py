@@ -1,0 +1,87 @@
+"""Plain helpers the test folders share: ``from tests.support import ...``.
+
+Only functions, classes and constants live here; the fixtures built on them
+(alice, bob, carol, dave, outsider, clock) are in ``tests/conftest.py``. A fixture
+imported into a conftest would be registered a second time, so none is here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+import engine
+from matches import services
+from matches.models import Match
+
+PASSWORD = "correct horse battery staple"  # everyone's, in the folders that log in
+START = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)  # where the clock fixture stands
+# The real hasher costs ~0.5 s a user; tests that make many users with passwords use this.
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def make_user(name: str, password: str | None = None, **extra: Any) -> Any:
+    """A user called ``name``; without a password (unusable) unless one is given."""
+    return get_user_model().objects.create_user(name, password=password, **extra)
+
+
+def use_embedded_default(settings: Any, *, deal_seed: int | None = None) -> Any:
+    """The embedded default: in-memory channel layer, asyncio deadline timers, no
+    background loops; random deals unless ``deal_seed`` is given."""
+    settings.MATCH_TIMERS = "asyncio"
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.DEAL_SEED = deal_seed
+    settings.MATCH_BACKGROUND = False
+    return settings
+
+
+def frame_for(action: engine.Action, version: int | None = None) -> dict[str, Any]:
+    """The client frame (PROTOCOL.md) that asks for ``action``, at ``version`` if given."""
+    frame: dict[str, Any] = {"op": action.kind}
+    if version is not None:
+        frame["version"] = version
+    if action.kind == "place":
+        assert action.tile is not None
+        frame["tile"] = list(action.tile)
+        frame["at"] = (
+            None if action.at is None else {"tile": list(action.at[0]), "side": action.at[1]}
+        )
+    if action.kind == "bid":
+        frame["amount"] = action.amount
+    return frame
+
+
+class Tables:
+    """Make matches through ``matches.services`` and act in them."""
+
+    def ranked(self, a: Any, b: Any) -> Match:
+        # The ranked queue's constructor, until a public one exists.
+        with transaction.atomic():
+            return services._new_match(Match.Kind.RANKED, a, b)
+
+    def casual(self, a: Any, b: Any) -> Match:
+        return services.accept_invite(services.create_invite(a).code, b)
+
+    def same_device(self, a: Any, guest: str = "Guest") -> Match:
+        return services.create_same_device(a, guest)
+
+    def fresh(self, m: Match) -> Match:
+        return Match.objects.select_related("player0", "player1").get(pk=m.pk)
+
+    def act(self, m: Match, user: Any, op: str, **extra: Any) -> services.Outcome:
+        frame = {"op": op, "version": self.fresh(m).version, **extra}
+        return services.act(m.pk, user, frame, services.now_ms())
+
+    def start(self, m: Match) -> Match:
+        """Press 開始 for every seat."""
+        players = [m.player0] if m.player1_id is None else [m.player0, m.player1]
+        for u in players:
+            self.act(m, u, "start")
+        return self.fresh(m)
+
+    def resign(self, m: Match, user: Any) -> Match:
+        self.act(m, user, "resign")
+        return self.fresh(m)
