@@ -46,8 +46,6 @@ from typing import Any, NoReturn
 import pytest
 import time_machine
 
-from tests.support import START, make_user
-
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "") or "redis://127.0.0.1:6379/15"
 CHROMIUM = "/usr/bin/chromium"
 # As root on a closed network: no sandbox, and none of Chromium's background calls home.
@@ -211,33 +209,42 @@ def user_password() -> str | None:
     return None
 
 
+def _person(name: str, password: str | None) -> Any:
+    # Imported here: this file must load without Django (tests/accounts/test_ci_skip_rule.py).
+    from tests.support import make_user
+
+    return make_user(name, password)
+
+
 @pytest.fixture
 def alice(db: Any, user_password: str | None) -> Any:
-    return make_user("alice", user_password)
+    return _person("alice", user_password)
 
 
 @pytest.fixture
 def bob(db: Any, user_password: str | None) -> Any:
-    return make_user("bob", user_password)
+    return _person("bob", user_password)
 
 
 @pytest.fixture
 def carol(db: Any, user_password: str | None) -> Any:
-    return make_user("carol", user_password)
+    return _person("carol", user_password)
 
 
 @pytest.fixture
 def dave(db: Any, user_password: str | None) -> Any:
-    return make_user("dave", user_password)
+    return _person("dave", user_password)
 
 
 @pytest.fixture
 def outsider(db: Any, user_password: str | None) -> Any:
-    return make_user("outsider", user_password)
+    return _person("outsider", user_password)
 
 
 @pytest.fixture
 def clock() -> Iterator[time_machine.Traveller]:
     """A stopped clock at START; ``clock.shift(10)`` moves it 10 s on."""
+    from tests.support import START
+
     with time_machine.travel(START, tick=False) as traveller:
         yield traveller
