@@ -1,13 +1,15 @@
-"""People for the accounts tests: alice and bob play, charlie only watches."""
+"""People for the accounts tests: alice and bob play, charlie only watches.
+
+alice and bob (tests/conftest.py) and charlie all have ``PASSWORD``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 
-PASSWORD = "correct horse battery staple"
+from tests.support import PASSWORD, make_user
 
 
 @pytest.fixture
@@ -17,15 +19,10 @@ def password() -> str:
 
 
 @pytest.fixture
-def alice(db: Any) -> Any:
-    return get_user_model().objects.create_user("alice", password=PASSWORD)
-
-
-@pytest.fixture
-def bob(db: Any) -> Any:
-    return get_user_model().objects.create_user("bob", password=PASSWORD)
+def user_password() -> str:
+    return PASSWORD
 
 
 @pytest.fixture
 def charlie(db: Any) -> Any:
-    return get_user_model().objects.create_user("charlie", password=PASSWORD)
+    return make_user("charlie", PASSWORD)

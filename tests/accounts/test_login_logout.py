@@ -4,7 +4,7 @@ from typing import Any
 
 from django.test import Client
 
-PASSWORD = "correct horse battery staple"  # as in conftest.py
+from tests.support import PASSWORD
 
 
 def test_it_logs_in_with_the_right_password(client: Client, alice: Any) -> None:

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.test import Client
 
-PASSWORD = "correct horse battery staple"  # as in conftest.py
+from tests.support import PASSWORD
 
 NEW_PASSWORD = "a different and longer passphrase"
 

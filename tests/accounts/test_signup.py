@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-PASSWORD = "correct horse battery staple"  # as in conftest.py
+from tests.support import PASSWORD
 
 
 def sign_up(client: Client, username: str, password: str = PASSWORD, **extra: str) -> Any:

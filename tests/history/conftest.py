@@ -11,99 +11,31 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.db import transaction
 
 import engine
-from matches import services
 from matches.models import Match
+from tests.support import FAST_HASHERS, PASSWORD, Tables, frame_for, make_user, use_embedded_default
 
-PASSWORD = "correct horse battery staple"
+# alice, bob, carol, dave and outsider come from tests/conftest.py, with PASSWORD.
 
 
 @pytest.fixture(autouse=True)
 def fast_passwords(settings: Any) -> None:
-    # The real hasher costs ~0.5 s a user; these tests make many users.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def _user(name: str, **extra: Any) -> Any:
-    return get_user_model().objects.create_user(name, password=PASSWORD, **extra)
+    settings.PASSWORD_HASHERS = FAST_HASHERS
 
 
 @pytest.fixture
-def alice(db: Any) -> Any:
-    return _user("alice")
-
-
-@pytest.fixture
-def bob(db: Any) -> Any:
-    return _user("bob")
-
-
-@pytest.fixture
-def carol(db: Any) -> Any:
-    return _user("carol")
-
-
-@pytest.fixture
-def dave(db: Any) -> Any:
-    return _user("dave")
-
-
-@pytest.fixture
-def outsider(db: Any) -> Any:
-    return _user("outsider")
+def user_password() -> str:
+    return PASSWORD
 
 
 @pytest.fixture
 def staff(db: Any) -> Any:
-    return _user("referee", is_staff=True)
+    return make_user("referee", PASSWORD, is_staff=True)
 
 
-def frame_for(action: engine.Action) -> dict[str, Any]:
-    """The client frame (PROTOCOL.md) that asks for ``action``."""
-    frame: dict[str, Any] = {"op": action.kind}
-    if action.kind == "place":
-        assert action.tile is not None
-        frame["tile"] = list(action.tile)
-        frame["at"] = (
-            None if action.at is None else {"tile": list(action.at[0]), "side": action.at[1]}
-        )
-    if action.kind == "bid":
-        frame["amount"] = action.amount
-    return frame
-
-
-class Tables:
-    """Make and play matches through ``matches.services``."""
-
-    def ranked(self, a: Any, b: Any) -> Match:
-        with transaction.atomic():
-            return services._new_match(Match.Kind.RANKED, a, b)
-
-    def casual(self, a: Any, b: Any) -> Match:
-        return services.accept_invite(services.create_invite(a).code, b)
-
-    def same_device(self, a: Any, guest: str = "Guest") -> Match:
-        return services.create_same_device(a, guest)
-
-    def fresh(self, m: Match) -> Match:
-        return Match.objects.select_related("player0", "player1").get(pk=m.pk)
-
-    def act(self, m: Match, user: Any, op: str, **extra: Any) -> services.Outcome:
-        frame = {"op": op, "version": self.fresh(m).version, **extra}
-        return services.act(m.pk, user, frame, services.now_ms())
-
-    def start(self, m: Match) -> Match:
-        players = [m.player0] if m.player1_id is None else [m.player0, m.player1]
-        for u in players:
-            self.act(m, u, "start")
-        return self.fresh(m)
-
-    def resign(self, m: Match, user: Any) -> Match:
-        self.act(m, user, "resign")
-        return self.fresh(m)
+class PlayingTables(Tables):
+    """``Tables`` that also play: real decisions, the first legal action each."""
 
     def user_at(self, m: Match, seat: int) -> Any:
         return m.player0 if seat == 0 or m.player1_id is None else m.player1
@@ -135,8 +67,6 @@ class Tables:
 
 
 @pytest.fixture
-def tables(db: Any, settings: Any) -> Tables:
-    settings.MATCH_TIMERS = "asyncio"
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    settings.DEAL_SEED = 5
-    return Tables()
+def tables(db: Any, settings: Any) -> PlayingTables:
+    use_embedded_default(settings, deal_seed=5)
+    return PlayingTables()

@@ -11,31 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 
-PASSWORD = "correct horse battery staple"
+from tests.support import FAST_HASHERS, PASSWORD, use_embedded_default
 
-
-@pytest.fixture
-def alice(db: Any) -> Any:
-    return get_user_model().objects.create_user("alice", password=PASSWORD)
+# alice, bob and outsider come from tests/conftest.py, with PASSWORD.
 
 
 @pytest.fixture
-def bob(db: Any) -> Any:
-    return get_user_model().objects.create_user("bob", password=PASSWORD)
-
-
-@pytest.fixture
-def outsider(db: Any) -> Any:
-    return get_user_model().objects.create_user("outsider", password=PASSWORD)
+def user_password() -> str:
+    return PASSWORD
 
 
 @pytest.fixture(autouse=True)
 def embedded_default(settings: Any) -> Any:
-    settings.MATCH_TIMERS = "asyncio"
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    settings.DEAL_SEED = None
+    use_embedded_default(settings)
     # Users are made per test; the real hasher would spend most of the run hashing.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
     return settings

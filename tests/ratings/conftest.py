@@ -13,79 +13,25 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.db import transaction
 
-from matches import services
 from matches.models import Match
+from tests.support import FAST_HASHERS, PASSWORD, Tables, use_embedded_default
 
-PASSWORD = "correct horse battery staple"
+# alice, bob, carol, dave and outsider come from tests/conftest.py, with PASSWORD.
 
 
 @pytest.fixture(autouse=True)
 def fast_passwords(settings: Any) -> None:
-    # The real hasher costs ~0.5 s a user; these tests make many users.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def _user(name: str) -> Any:
-    return get_user_model().objects.create_user(name, password=PASSWORD)
+    settings.PASSWORD_HASHERS = FAST_HASHERS
 
 
 @pytest.fixture
-def alice(db: Any) -> Any:
-    return _user("alice")
+def user_password() -> str:
+    return PASSWORD
 
 
-@pytest.fixture
-def bob(db: Any) -> Any:
-    return _user("bob")
-
-
-@pytest.fixture
-def carol(db: Any) -> Any:
-    return _user("carol")
-
-
-@pytest.fixture
-def dave(db: Any) -> Any:
-    return _user("dave")
-
-
-@pytest.fixture
-def outsider(db: Any) -> Any:
-    return _user("outsider")
-
-
-class Tables:
-    """Make and play matches through ``matches.services``."""
-
-    def ranked(self, a: Any, b: Any) -> Match:
-        with transaction.atomic():
-            return services._new_match(Match.Kind.RANKED, a, b)
-
-    def casual(self, a: Any, b: Any) -> Match:
-        return services.accept_invite(services.create_invite(a).code, b)
-
-    def same_device(self, a: Any, guest: str = "Guest") -> Match:
-        return services.create_same_device(a, guest)
-
-    def version(self, m: Match) -> int:
-        return Match.objects.get(pk=m.pk).version
-
-    def act(self, m: Match, user: Any, op: str, **extra: Any) -> services.Outcome:
-        frame = {"op": op, "version": self.version(m), **extra}
-        return services.act(m.pk, user, frame, services.now_ms())
-
-    def start(self, m: Match) -> Match:
-        players = [m.player0] if m.player1_id is None else [m.player0, m.player1]
-        for u in players:
-            self.act(m, u, "start")
-        return Match.objects.get(pk=m.pk)
-
-    def resign(self, m: Match, user: Any) -> Match:
-        self.act(m, user, "resign")
-        return Match.objects.get(pk=m.pk)
+class RatingTables(Tables):
+    """``Tables`` that also finish ranked matches with a chosen winner."""
 
     def ranked_result(self, winner: Any, loser: Any, *, winner_seat: int = 0) -> Match:
         """A ranked match, started, that ``loser`` resigns."""
@@ -94,8 +40,6 @@ class Tables:
 
 
 @pytest.fixture
-def tables(db: Any, settings: Any) -> Tables:
-    settings.MATCH_TIMERS = "asyncio"
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    settings.DEAL_SEED = 11
-    return Tables()
+def tables(db: Any, settings: Any) -> RatingTables:
+    use_embedded_default(settings, deal_seed=11)
+    return RatingTables()
