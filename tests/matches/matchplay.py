@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import engine
 from matches import services
 from matches.models import Match, MatchEvent
+from tests.support import frame_for as frame_for  # the PROTOCOL.md frame for an action
 
 STEP_MS = 1000  # between two decisions: well inside the 10 s delay, so no main time is used
 
@@ -123,20 +124,6 @@ class Sim:
             )
             self.events.extend(ev)
             self.state = self._forced(state, t)
-
-
-def frame_for(action: engine.Action, version: int) -> dict[str, Any]:
-    """The PROTOCOL.md frame for an engine action."""
-    frame: dict[str, Any] = {"op": action.kind, "version": version}
-    if action.kind == "place":
-        assert action.tile is not None
-        frame["tile"] = list(action.tile)
-        frame["at"] = (
-            None if action.at is None else {"tile": list(action.at[0]), "side": action.at[1]}
-        )
-    if action.kind == "bid":
-        frame["amount"] = action.amount
-    return frame
 
 
 class Table:
