@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 import engine
 from engine.match import START_BALANCE, MatchState
 from matches.models import Match, MatchEvent
+from matches.render import accept_args, seat_name
 
 Tile = tuple[int, int]
 
@@ -244,8 +245,8 @@ def describe(ev: dict[str, Any], names: list[str]) -> str:
     """One event in a sentence, for the replay's step list."""
     kind = ev.get("type", "")
     p = ev.get("player")
-    name = names[p] if p in (0, 1) else ""
-    other = names[1 - p] if p in (0, 1) else ""
+    name = seat_name(names, p)
+    other = seat_name(names, 1 - p) if p in (0, 1) else ""
     if kind == "hand_start":
         n = int(ev.get("hand", 0)) + 1
         jockey = ev.get("jockey")
@@ -279,13 +280,9 @@ def describe(ev: dict[str, Any], names: list[str]) -> str:
     if kind == "bid":
         return _("%(name)s bids %(amount)s.") % {"name": name, "amount": ev.get("amount")}
     if kind == "accept":
-        payer = ev.get("payer")
-        return _("%(name)s accepts the bid of %(amount)s: %(payer)s pays %(cost)s and opens.") % {
-            "name": name,
-            "amount": ev.get("amount"),
-            "payer": names[payer] if payer in (0, 1) else "",
-            "cost": ev.get("cost"),
-        }
+        return _(
+            "%(name)s accepts the bid of %(amount)s: %(payer)s pays %(cost)s and opens."
+        ) % accept_args(ev, names)
     if kind == "decline":
         return _("%(name)s declines: %(jockey)s (the jockey) opens.") % {
             "name": name,
@@ -297,9 +294,8 @@ def describe(ev: dict[str, Any], names: list[str]) -> str:
         return _("%(name)s runs out of time.") % {"name": name}
     if kind == "hand_end":
         if ev.get("how") == "domino":
-            went = ev.get("went_out")
             return _("%(name)s goes out and will be the jockey.") % {
-                "name": names[went] if went in (0, 1) else ""
+                "name": seat_name(names, ev.get("went_out"))
             }
         receiver = ev.get("receiver")
         if receiver not in (0, 1):
@@ -309,8 +305,7 @@ def describe(ev: dict[str, Any], names: list[str]) -> str:
             "moved": ev.get("moved"),
         }
     if kind == "match_end":
-        winner = ev.get("winner")
-        return _("%(name)s wins the match.") % {"name": names[winner] if winner in (0, 1) else ""}
+        return _("%(name)s wins the match.") % {"name": seat_name(names, ev.get("winner"))}
     if kind == "aborted":
         return _("Aborted before the first move: no result.")
     if kind in ("voided", "void"):

@@ -294,6 +294,21 @@ def _auction(view: dict[str, Any], players: list[dict[str, Any]]) -> dict[str, A
 # --- the event log --------------------------------------------------------------
 
 
+def seat_name(names: list[str], seat: Any) -> str:
+    """The name at ``seat``, or ``""`` where an event names no seat (0 or 1)."""
+    return names[seat] if seat in (0, 1) else ""
+
+
+def accept_args(ev: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """What a line about an ``accept`` event quotes (here and in history.replay)."""
+    return {
+        "name": seat_name(names, ev.get("player")),
+        "amount": ev.get("amount"),
+        "payer": seat_name(names, ev.get("payer")),
+        "cost": ev.get("cost"),
+    }
+
+
 def _how_text(how: str | None) -> str:
     return {
         "balance": _("balance"),
@@ -307,8 +322,7 @@ def _how_text(how: str | None) -> str:
 def event_text(ev: dict[str, Any], names: list[str]) -> str | None:
     """One line of the log, or ``None`` for events not worth a line."""
     kind = ev.get("type")
-    p = ev.get("player")
-    name = names[p] if p in (0, 1) else ""
+    name = seat_name(names, ev.get("player"))
     if kind == "place":
         ends = ev.get("ends") or []
         args = {
@@ -336,13 +350,7 @@ def event_text(ev: dict[str, Any], names: list[str]) -> str | None:
     if kind == "bid":
         return _("%(name)s bid %(amount)s") % {"name": name, "amount": ev.get("amount")}
     if kind == "accept":
-        payer = ev.get("payer")
-        return _("%(name)s accepted %(amount)s: %(payer)s pays %(cost)s") % {
-            "name": name,
-            "amount": ev.get("amount"),
-            "payer": names[payer] if payer in (0, 1) else "",
-            "cost": ev.get("cost"),
-        }
+        return _("%(name)s accepted %(amount)s: %(payer)s pays %(cost)s") % accept_args(ev, names)
     if kind == "decline":
         return _("%(name)s declined: the jockey opens free") % {"name": name}
     if kind == "hand_start":
@@ -356,8 +364,7 @@ def event_text(ev: dict[str, Any], names: list[str]) -> str | None:
         return _("Hand %(n)s dealt; forced opening") % {"n": n}
     if kind == "hand_end":
         if ev.get("how") == "domino":
-            w = ev.get("went_out")
-            return _("%(name)s went out") % {"name": names[w] if w in (0, 1) else ""}
+            return _("%(name)s went out") % {"name": seat_name(names, ev.get("went_out"))}
         r = ev.get("receiver")
         pips = ev.get("pips") or [0, 0]
         if r not in (0, 1):
@@ -372,9 +379,8 @@ def event_text(ev: dict[str, Any], names: list[str]) -> str | None:
             "moved": ev.get("moved", 0),
         }
     if kind == "match_end":
-        w = ev.get("winner")
         return _("%(name)s wins (%(how)s)") % {
-            "name": names[w] if w in (0, 1) else "",
+            "name": seat_name(names, ev.get("winner")),
             "how": _how_text(ev.get("how")),
         }
     if kind == "timeout":
@@ -433,10 +439,9 @@ def _settlement(view: dict[str, Any], players: list[dict[str, Any]]) -> dict[str
     ]
     lines = []
     if st.get("how") == "domino":
-        w = st.get("went_out")
         lines.append(
             _("%(name)s went out (domino): the hand ends, no points for the pips left")
-            % {"name": names[w] if w in (0, 1) else ""}
+            % {"name": seat_name(names, st.get("went_out"))}
         )
     else:
         lines.append(_("Block: both passed. Pips: %(a)s %(pa)s, %(b)s %(pb)s") % {
