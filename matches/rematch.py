@@ -43,8 +43,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-import engine
-
 from .models import Match, QueueEntry, RematchOffer
 
 OFFER_TTL = timedelta(minutes=2)
@@ -92,18 +90,7 @@ def act_rematch(match_id: int, user: Any, op: str) -> Any:
         raise ServiceError("bad_request", _("Unknown operation."))
     error = None
     with transaction.atomic():
-        m = (
-            Match.objects.select_for_update(of=("self",))
-            .select_related("player0", "player1")
-            .filter(pk=match_id)
-            .first()
-        )
-        if m is None:
-            raise ServiceError("not_found", _("No such match."))
-        seats = m.seats_of(getattr(user, "pk", None))
-        if not seats:
-            raise ServiceError("not_a_player", _("You are not playing in this match."))
-        state = engine.from_dict(m.state) if m.state is not None else None
+        m, seats, state = services.seated(services.locked_match(match_id), user)
         if not m.is_over:
             raise ServiceError(
                 "not_over", _("A rematch can be offered once the match is over."), version=m.version

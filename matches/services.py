@@ -226,6 +226,30 @@ def _int_pair(x: Any) -> list[int]:
 # --- the one entry point for a seat's frame --------------------------------
 
 
+def locked_match(match_id: int) -> Match | None:
+    """The match with both players, locked until the transaction ends."""
+    return (
+        # of=("self",): player1 is nullable (same device), and PostgreSQL
+        # refuses FOR UPDATE on the nullable side of the outer join.
+        Match.objects.select_for_update(of=("self",))
+        .select_related("player0", "player1")
+        .filter(pk=match_id)
+        .first()
+    )
+
+
+def seated(m: Match | None, user: Any) -> tuple[Match, list[int], engine.MatchState | None]:
+    """``m``, the seats ``user`` holds in it and its engine state; ``not_found`` when
+    there is no match and ``not_a_player`` when ``user`` holds no seat."""
+    if m is None:
+        raise ServiceError("not_found", _("No such match."))
+    seats = m.seats_of(getattr(user, "pk", None))
+    if not seats:
+        raise ServiceError("not_a_player", _("You are not playing in this match."))
+    state = engine.from_dict(m.state) if m.state is not None else None
+    return m, seats, state
+
+
 def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
     """Apply one client frame, timed at ``received_at`` (epoch ms, stamped on arrival)."""
     parsed = parse_frame(frame)
@@ -234,20 +258,7 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
 
         return act_rematch(match_id, user, parsed["op"])  # type: ignore[no-any-return]
     with transaction.atomic():
-        m = (
-            # of=("self",): player1 is nullable (same device), and PostgreSQL
-            # refuses FOR UPDATE on the nullable side of the outer join.
-            Match.objects.select_for_update(of=("self",))
-            .select_related("player0", "player1")
-            .filter(pk=match_id)
-            .first()
-        )
-        if m is None:
-            raise ServiceError("not_found", _("No such match."))
-        seats = m.seats_of(getattr(user, "pk", None))
-        if not seats:
-            raise ServiceError("not_a_player", _("You are not playing in this match."))
-        state = engine.from_dict(m.state) if m.state is not None else None
+        m, seats, state = seated(locked_match(match_id), user)
         op = parsed["op"]
         if op == "sync":
             return Outcome(m, state)
@@ -608,13 +619,9 @@ def _result(m: Match) -> dict[str, Any] | None:
 
 def current_view(match_id: int, user: Any) -> tuple[Match, dict[str, Any]]:
     """A seat holder's current view (for the page and reconnects); ``ServiceError`` otherwise."""
-    m = Match.objects.select_related("player0", "player1").filter(pk=match_id).first()
-    if m is None:
-        raise ServiceError("not_found", _("No such match."))
-    seats = m.seats_of(getattr(user, "pk", None))
-    if not seats:
-        raise ServiceError("not_a_player", _("You are not playing in this match."))
-    state = engine.from_dict(m.state) if m.state is not None else None
+    m, seats, state = seated(
+        Match.objects.select_related("player0", "player1").filter(pk=match_id).first(), user
+    )
     return m, view_for(m, state, seats[0], now_ms())
 
 
