@@ -43,6 +43,23 @@ def write_page(view: dict[str, Any], path: Path, lang: str = "en") -> str:
     return path.as_uri()
 
 
+def swap_in(page: Any, view: dict[str, Any]) -> None:
+    """What htmx's ws extension does with a pushed view: swap the fragments, then the event."""
+    with translation.override("en"):
+        html = render.render_fragments(view)
+    page.evaluate(
+        """html => {
+          const t = document.createElement("template");
+          t.innerHTML = html;
+          for (const el of Array.from(t.content.children)) {
+            document.getElementById(el.id).replaceWith(el);
+          }
+          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage"));
+        }""",
+        html,
+    )
+
+
 @pytest.fixture(scope="module")
 def browser(require_chromium: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
@@ -268,20 +285,7 @@ def test_a_swapped_fragment_brings_the_new_version(open_page: Any, mid: Any) -> 
     # Until a new version arrives a second action is held back.
     page.click(f'.hand-tile[data-tile="{key(p["tile"])}"]', force=True)
     assert len(sent(page)) == 1
-    v2 = seat_view(s, 0, now, version=8)
-    with translation.override("en"):
-        html = render.render_fragments(v2)
-    page.evaluate(
-        """html => {
-          const t = document.createElement("template");
-          t.innerHTML = html;
-          for (const el of Array.from(t.content.children)) {
-            document.getElementById(el.id).replaceWith(el);
-          }
-          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage"));
-        }""",
-        html,
-    )
+    swap_in(page, seat_view(s, 0, now, version=8))
     page.click(f'.hand-tile[data-tile="{key(p["tile"])}"]')
     assert [f["version"] for f in sent(page)] == [7, 8]
 
@@ -317,23 +321,6 @@ def resigned() -> tuple[engine.MatchState, int]:
     s, now = first_state(lambda s: s.phase == "play" and len(s.layout.placed) > 3)
     s, _ = engine.apply(s, engine.Action("resign", 1), now + 1000)
     return s, now + 1000
-
-
-def swap_in(page: Any, view: dict[str, Any]) -> None:
-    """What htmx's ws extension does with a pushed view: swap the fragments, then the event."""
-    with translation.override("en"):
-        html = render.render_fragments(view)
-    page.evaluate(
-        """html => {
-          const t = document.createElement("template");
-          t.innerHTML = html;
-          for (const el of Array.from(t.content.children)) {
-            document.getElementById(el.id).replaceWith(el);
-          }
-          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage"));
-        }""",
-        html,
-    )
 
 
 def test_the_rematch_buttons_send_their_ops(open_page: Any, resigned: Any) -> None:
