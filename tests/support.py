@@ -10,11 +10,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 import engine
 from matches import services
+from matches.lobby_consumer import LobbyConsumer
 from matches.models import Match
 
 PASSWORD = "correct horse battery staple"  # everyone's, in the folders that log in
@@ -52,6 +54,15 @@ def frame_for(action: engine.Action, version: int | None = None) -> dict[str, An
     if action.kind == "bid":
         frame["amount"] = action.amount
     return frame
+
+
+async def connect_lobby(user: Any) -> WebsocketCommunicator:
+    """A lobby socket (``/ws/lobby/``) for ``user``, connected."""
+    comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/")
+    comm.scope["user"] = user
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
 
 
 class Tables:

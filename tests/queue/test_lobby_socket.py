@@ -13,18 +13,11 @@ from channels.testing import WebsocketCommunicator
 from matches import queue, services
 from matches.lobby_consumer import LobbyConsumer
 from matches.models import QueueEntry
+from tests.support import connect_lobby
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DEADLINE_S = 5.0
-
-
-async def _connect(user: Any) -> WebsocketCommunicator:
-    comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/")
-    comm.scope["user"] = user
-    connected, _ = await comm.connect()
-    assert connected
-    return comm
 
 
 async def _next(comm: WebsocketCommunicator, kind: str) -> dict[str, Any]:
@@ -40,7 +33,7 @@ async def _next(comm: WebsocketCommunicator, kind: str) -> dict[str, Any]:
 
 
 async def test_the_socket_shows_the_queue_state_when_it_connects(alice: Any) -> None:
-    comm = await _connect(alice)
+    comm = await connect_lobby(alice)
     try:
         first = await _next(comm, "queue")
         assert first["in_queue"] is False and first["rating"] == 1500
@@ -61,7 +54,7 @@ async def test_the_socket_shows_the_queue_state_when_it_connects(alice: Any) -> 
 
 
 async def test_both_players_are_sent_to_the_new_match_at_once(alice: Any, bob: Any) -> None:
-    a, b = await _connect(alice), await _connect(bob)
+    a, b = await connect_lobby(alice), await connect_lobby(bob)
     try:
         await a.send_to(text_data=json.dumps({"op": "join"}))
         await _next(a, "queue")
@@ -77,7 +70,7 @@ async def test_both_players_are_sent_to_the_new_match_at_once(alice: Any, bob: A
 async def test_a_player_in_a_match_is_told_why_they_cannot_join(alice: Any, bob: Any) -> None:
     inv = await database_sync_to_async(services.create_invite)(alice)
     await database_sync_to_async(services.accept_invite)(inv.code, bob)
-    comm = await _connect(alice)
+    comm = await connect_lobby(alice)
     try:
         await comm.send_to(text_data=json.dumps({"op": "join"}))
         error = await _next(comm, "error")
@@ -99,7 +92,7 @@ async def test_the_30_seconds_count_from_when_the_lobby_socket_closed(
     alice: Any, clock: Any
 ) -> None:
     await database_sync_to_async(queue.join)(alice)
-    comm = await _connect(alice)
+    comm = await connect_lobby(alice)
     await _next(comm, "queue")
     clock.shift(20)
     await comm.send_to(text_data=json.dumps({"op": "ping"}))
@@ -116,7 +109,7 @@ async def test_the_30_seconds_count_from_when_the_lobby_socket_closed(
 async def test_a_player_dropped_from_the_queue_is_told_on_their_other_tabs(
     alice: Any, clock: Any
 ) -> None:
-    comm = await _connect(alice)
+    comm = await connect_lobby(alice)
     try:
         await _next(comm, "queue")
         await database_sync_to_async(queue.join)(alice, pair=False)

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
 from matches import periodic, queue, voiding
-from matches.lobby_consumer import LobbyConsumer
 from matches.models import Heartbeat
+from tests.support import connect_lobby
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,14 +27,6 @@ async def background(settings: Any) -> AsyncIterator[None]:
     await periodic.stop()
 
 
-async def _connect(user: Any) -> WebsocketCommunicator:
-    comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/")
-    comm.scope["user"] = user
-    connected, _ = await comm.connect()
-    assert connected
-    return comm
-
-
 async def _until(check: Any) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + DEADLINE_S
@@ -45,7 +36,7 @@ async def _until(check: Any) -> None:
 
 
 async def test_the_first_socket_starts_the_web_heartbeat(alice: Any, background: None) -> None:
-    comm = await _connect(alice)
+    comm = await connect_lobby(alice)
     try:
         name = voiding.process_name()
         await _until(lambda: Heartbeat.objects.filter(name=name, kind="web", active=True).exists())
@@ -58,7 +49,7 @@ async def test_the_embedded_sweep_pairs_waiting_players_and_sends_both_to_the_ma
 ) -> None:
     await database_sync_to_async(queue.join)(alice, pair=False)
     await database_sync_to_async(queue.join)(bob, pair=False)
-    a, b = await _connect(alice), await _connect(bob)
+    a, b = await connect_lobby(alice), await connect_lobby(bob)
     try:
         got = []
         for comm in (a, b):
