@@ -171,6 +171,13 @@ DEAL0 = {
 # A short hand (fewer tiles, as hand-made cases may use) that seat 1 ends by going
 # out: 0 opens [1|4], 1 plays its only tile [1|1] on the low end.
 HANDS_OUT = {"hands": [[[1, 4], [2, 2]], [[1, 1]]], "talon": []}
+# HANDS_OUT played through (1 declines, 0 opens, 1 goes out), then the next hand.
+HANDS_OUT_THEN_NEXT = [
+    {"player": 1, "do": "decline", "t": 1000},
+    {"player": 0, "do": "place", "tile": [1, 4], "t": 2000},
+    {"player": 1, "do": "place", "tile": [1, 1], "at": {"tile": [1, 4], "side": "low"}, "t": 3000},
+    {"player": None, "do": "next_hand", "t": 4000},
+]
 
 
 def good_case(cid: str, **setup: Any) -> dict[str, Any]:
@@ -216,18 +223,7 @@ def _malformed_cases() -> list[Any]:
             "no-second-deal",
             with_actions(
                 "no-second-deal",
-                [
-                    {"player": 1, "do": "decline", "t": 1000},
-                    {"player": 0, "do": "place", "tile": [1, 4], "t": 2000},
-                    {
-                        "player": 1,
-                        "do": "place",
-                        "tile": [1, 1],
-                        "at": {"tile": [1, 4], "side": "low"},
-                        "t": 3000,
-                    },
-                    {"player": None, "do": "next_hand", "t": 4000},
-                ],
+                HANDS_OUT_THEN_NEXT,
                 deals=[HANDS_OUT],
             ),
             id="missing-deal-for-next-hand",
@@ -277,18 +273,7 @@ def test_the_missing_deal_case_really_reaches_a_second_hand(tmp_path: Path) -> N
     # so its rejection really is about the missing deal.
     case = with_actions(
         "two-deals",
-        [
-            {"player": 1, "do": "decline", "t": 1000},
-            {"player": 0, "do": "place", "tile": [1, 4], "t": 2000},
-            {
-                "player": 1,
-                "do": "place",
-                "tile": [1, 1],
-                "at": {"tile": [1, 4], "side": "low"},
-                "t": 3000,
-            },
-            {"player": None, "do": "next_hand", "t": 4000},
-        ],
+        HANDS_OUT_THEN_NEXT,
         deals=[HANDS_OUT, DEAL0],
     )
     proc = run_runner(write(tmp_path, "two-deals", case))
