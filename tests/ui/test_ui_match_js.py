@@ -60,16 +60,6 @@ def swap_in(page: Any, view: dict[str, Any]) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def browser(require_chromium: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=require_chromium, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
 @pytest.fixture
 def open_page(
     browser: Any, tmp_path: Path, request: pytest.FixtureRequest
