@@ -11,7 +11,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run run-services test check bench demo fmt messages
+.PHONY: run run-services test check bench bench-live demo fmt messages
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,6 +48,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m engine.bench
+
+# The live platform's figures (a real Daphne, PostgreSQL + Redis + Celery too):
+# move round trip, backstop lateness, ranked pairing time. Prints; asserts nothing.
+bench-live: $(STAMP)
+	$(PY) tests/matches/measure_roundtrip.py
+	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" $(PY) tests/queue/measure_pairing.py
 
 demo: $(STAMP)
 	$(PY) -m engine.demo
