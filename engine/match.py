@@ -17,6 +17,7 @@ builds (see ``Deal.shuffled``).
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -126,7 +127,8 @@ class MatchState:
         "hand_end",
         "last_t",
         "settlement",
-        "log",
+        "_log",
+        "_log_json",
         "seq",
     )
 
@@ -153,8 +155,34 @@ class MatchState:
     hand_end: str | None
     last_t: int
     settlement: dict[str, Any] | None
-    log: list[Event]
+    # The recent events in two forms, each made only when needed: as dicts (for
+    # views) and as JSON text (for storage, which writes the state on every
+    # move). A state loaded from storage has only the text until a view asks;
+    # a state made in memory gets its text at its first ``to_dict``. At least
+    # one of the two is always there; both hold the same events.
+    _log: list[Event] | None
+    _log_json: list[str] | None
     seq: int
+
+    @property
+    def log(self) -> list[Event]:
+        """The recent events (at most ``LOG_SIZE``), oldest first. Do not mutate."""
+        if self._log is None:
+            assert self._log_json is not None
+            self._log = [json.loads(x) for x in self._log_json]
+        return self._log
+
+    @log.setter
+    def log(self, events: list[Event]) -> None:
+        self._log = list(events)
+        self._log_json = None
+
+    def log_json(self) -> list[str]:
+        """The recent events as JSON texts (made once, then kept)."""
+        if self._log_json is None:
+            assert self._log is not None
+            self._log_json = [_encode_event(e) for e in self._log]
+        return self._log_json
 
     def copy(self) -> MatchState:
         # Spelled out rather than looped over __slots__: apply copies on every action.
@@ -183,7 +211,8 @@ class MatchState:
         new.hand_end = self.hand_end
         new.last_t = self.last_t
         new.settlement = self.settlement
-        new.log = list(self.log)
+        new._log = None if self._log is None else list(self._log)
+        new._log_json = None if self._log_json is None else list(self._log_json)
         new.seq = self.seq
         return new
 
@@ -251,7 +280,8 @@ def new_match(
     s.hand_end = None
     s.last_t = now_ms
     s.settlement = None
-    s.log = []
+    s._log = []
+    s._log_json = None
     s.seq = 0
     _deal_hand(s, deal, now_ms, [])
     return s
@@ -665,9 +695,19 @@ def _emit(
     # The state keeps a slim copy for the views' recent events: it is stored on
     # every move, so what only replays need (clocks, balances, both hands at a
     # settlement — all in the returned events and the state itself) stays out.
-    s.log.append({k: v for k, v in ev.items() if k not in _NOT_LOGGED})
-    if len(s.log) > LOG_SIZE:
-        del s.log[: len(s.log) - LOG_SIZE]
+    slim = {k: v for k, v in ev.items() if k not in _NOT_LOGGED}
+    if s._log is not None:
+        s._log.append(slim)
+        if len(s._log) > LOG_SIZE:
+            del s._log[: len(s._log) - LOG_SIZE]
+    if s._log_json is not None:
+        s._log_json.append(_encode_event(slim))
+        if len(s._log_json) > LOG_SIZE:
+            del s._log_json[: len(s._log_json) - LOG_SIZE]
+
+
+def _encode_event(ev: Event) -> str:
+    return json.dumps(ev, separators=(",", ":"))
 
 
 # --- what may be done now --------------------------------------------------

@@ -8,8 +8,8 @@ an unknown format is refused rather than misread.
 >>> from .match import ALL_TILES, Deal, new_match
 >>> s = new_match(Deal.from_order(list(ALL_TILES)))
 >>> d = to_dict(s)
->>> from_dict(json.loads(json.dumps(d))) == s, d["format"], d["hands"][1][-1]
-(True, 1, [2, 2])
+>>> from_dict(json.loads(json.dumps(d))) == s, d["format"], d["hands"][1][-2:]
+(True, 2, '22')
 """
 
 from __future__ import annotations
@@ -18,13 +18,56 @@ from typing import Any
 
 from .layout import Layout
 from .match import ClockConfig, MatchState
-from .tiles import Tile
+from .tiles import ALL_TILES, Tile
 
-FORMAT = 1
+FORMAT = 2
+
+# Tiles are stored as two digits ("14" is [1|4]) and a list of tiles as one
+# string of them: the state is written on every move, and JSON handles one
+# short string far faster than a list of two-number lists.
+_TILE = {f"{a}{b}": (a, b) for a, b in ALL_TILES}
+_SIDE = {
+    "low": "l",
+    "high": "h",
+    "straight_a": "A",
+    "straight_b": "B",
+    "branch_a": "a",
+    "branch_b": "b",
+}
+_SIDE_NAME = {v: k for k, v in _SIDE.items()}
 
 
-def _t(x: list[int]) -> Tile:
-    return (x[0], x[1])
+def _tiles(ts: list[Tile]) -> str:
+    return "".join([f"{a}{b}" for a, b in ts])
+
+
+def _untiles(text: str) -> list[Tile]:
+    return [_TILE[text[i : i + 2]] for i in range(0, len(text), 2)]
+
+
+def _layout(lay: Layout) -> str:
+    # Six characters a placed tile: the tile, what it hangs on ("..." for the
+    # opening tile: tile and side), and who placed it.
+    return "".join(
+        [
+            f"{p.tile[0]}{p.tile[1]}"
+            + ("..." if p.at is None else f"{p.at[0][0]}{p.at[0][1]}{_SIDE[p.at[1]]}")
+            + str(p.player)
+            for p in lay.placed
+        ]
+    )
+
+
+def _unlayout(text: str) -> Layout:
+    lay = Layout()
+    for i in range(0, len(text), 6):
+        at = text[i + 2 : i + 5]
+        lay.place(
+            _TILE[text[i : i + 2]],
+            None if at == "..." else (_TILE[at[:2]], _SIDE_NAME[at[2]]),
+            int(text[i + 5]),
+        )
+    return lay
 
 
 def to_dict(s: MatchState) -> dict[str, Any]:
@@ -40,28 +83,21 @@ def to_dict(s: MatchState) -> dict[str, Any]:
         "hand_no": s.hand_no,
         "phase": s.phase,
         "to_act": s.to_act,
-        "hands": [[[a, b] for a, b in s.hands[0]], [[a, b] for a, b in s.hands[1]]],
-        "talon": [[a, b] for a, b in s.talon],
-        "layout": [
-            [
-                [p.tile[0], p.tile[1]],
-                None if p.at is None else [p.at[0][0], p.at[0][1], p.at[1]],
-                p.player,
-            ]
-            for p in s.layout.placed
-        ],
+        "hands": [_tiles(s.hands[0]), _tiles(s.hands[1])],
+        "talon": _tiles(s.talon),
+        "layout": _layout(s.layout),
         "jockey": s.jockey,
         "next_jockey": s.next_jockey,
         "bid": None if s.bid is None else [s.bid[0], s.bid[1]],
-        "forced_tile": None if s.forced_tile is None else list(s.forced_tile),
-        "must_place": None if s.must_place is None else list(s.must_place),
+        "forced_tile": None if s.forced_tile is None else _tiles([s.forced_tile]),
+        "must_place": None if s.must_place is None else _tiles([s.must_place]),
         "passes": s.passes,
         "winner": s.winner,
         "end": s.end,
         "hand_end": s.hand_end,
         "last_t": s.last_t,
         "settlement": s.settlement,
-        "log": list(s.log),
+        "log": list(s.log_json()),
         "seq": s.seq,
     }
 
@@ -81,23 +117,21 @@ def from_dict(d: dict[str, Any]) -> MatchState:
     s.hand_no = d["hand_no"]
     s.phase = d["phase"]
     s.to_act = d["to_act"]
-    s.hands = [[(a, b) for a, b in d["hands"][0]], [(a, b) for a, b in d["hands"][1]]]
-    s.talon = [(a, b) for a, b in d["talon"]]
-    lay = Layout()
-    for tile, at, player in d["layout"]:
-        lay.place(_t(tile), None if at is None else ((at[0], at[1]), at[2]), player)
-    s.layout = lay
+    s.hands = [_untiles(d["hands"][0]), _untiles(d["hands"][1])]
+    s.talon = _untiles(d["talon"])
+    s.layout = _unlayout(d["layout"])
     s.jockey = d["jockey"]
     s.next_jockey = d["next_jockey"]
     s.bid = None if d["bid"] is None else (d["bid"][0], d["bid"][1])
-    s.forced_tile = None if d["forced_tile"] is None else _t(d["forced_tile"])
-    s.must_place = None if d["must_place"] is None else _t(d["must_place"])
+    s.forced_tile = None if d["forced_tile"] is None else _TILE[d["forced_tile"]]
+    s.must_place = None if d["must_place"] is None else _TILE[d["must_place"]]
     s.passes = d["passes"]
     s.winner = d["winner"]
     s.end = d["end"]
     s.hand_end = d["hand_end"]
     s.last_t = d["last_t"]
     s.settlement = d["settlement"]
-    s.log = list(d["log"])
+    s._log = None  # decoded when a view first asks (MatchState.log)
+    s._log_json = list(d["log"])
     s.seq = d["seq"]
     return s
