@@ -160,3 +160,23 @@ def sign_up(page: Any, username: str, password: str = "correct-horse-battery-9")
     page.fill("input[name=password2]", password)
     page.locator("main form button[type=submit], main form input[type=submit]").first.click()
     page.wait_for_selector("[data-testid=create-invite]")
+
+
+def start_then_resign(resigner: Any, other: Any) -> list[Any]:
+    """Both press 開始, then ``resigner`` resigns through the confirmation dialog.
+
+    Returns each page's result element once both show the match ended by resignation.
+    """
+    for page in (resigner, other):
+        page.click("[data-testid=op-start]")
+    for page in (resigner, other):
+        page.wait_for_selector("[data-testid=resign]:visible")
+    resigner.click("[data-testid=resign]")
+    resigner.wait_for_selector("[data-testid=resign-dialog][open]")
+    resigner.click("[data-testid=resign-confirm]")
+    results = []
+    for page in (resigner, other):
+        result = page.wait_for_selector("[data-testid=result]:visible")
+        assert result.get_attribute("data-end") == "resign"
+        results.append(result)
+    return results

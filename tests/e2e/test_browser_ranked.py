@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.e2e.conftest import sign_up
+from tests.e2e.conftest import sign_up, start_then_resign
 
 
 def test_two_players_are_paired_in_the_ranked_queue_and_see_their_rating_change(
@@ -25,17 +25,7 @@ def test_two_players_are_paired_in_the_ranked_queue_and_see_their_rating_change(
     frank.wait_for_url("**/matches/*/", timeout=15_000)
     assert erin.url == frank.url
 
-    for page in (erin, frank):
-        page.click("[data-testid=op-start]")
-    for page in (erin, frank):
-        page.wait_for_selector("[data-testid=resign]:visible")
-
-    erin.click("[data-testid=resign]")
-    erin.wait_for_selector("[data-testid=resign-dialog][open]")
-    erin.click("[data-testid=resign-confirm]")
-    for page in (erin, frank):
-        result = page.wait_for_selector("[data-testid=result]:visible")
-        assert result.get_attribute("data-end") == "resign"
+    start_then_resign(erin, frank)
 
     expected = {"erin_e2e": (-20, 1480), "frank_e2e": (20, 1520)}
     for page, name in ((erin, "erin_e2e"), (frank, "frank_e2e")):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tests.e2e.conftest import sign_up
+from tests.e2e.conftest import sign_up, start_then_resign
 
 MATCH_URL = re.compile(r"/matches/(\d+)/$")
 
@@ -27,16 +27,8 @@ def ranked_match_resigned(new_page: Any, a: str, b: str) -> tuple[Any, Any]:
     for page in (pa, pb):
         page.wait_for_url(MATCH_URL, timeout=15_000)
     assert pa.url == pb.url
+    start_then_resign(pa, pb)
     for page in (pa, pb):
-        page.click("[data-testid=op-start]")
-    for page in (pa, pb):
-        page.wait_for_selector("[data-testid=resign]:visible")
-    pa.click("[data-testid=resign]")
-    pa.wait_for_selector("[data-testid=resign-dialog][open]")
-    pa.click("[data-testid=resign-confirm]")
-    for page in (pa, pb):
-        result = page.wait_for_selector("[data-testid=result]:visible")
-        assert result.get_attribute("data-end") == "resign"
         # Over: the replay of this match and one's history are a tap away.
         link = page.locator("[data-testid=replay-link]")
         assert link.get_attribute("href") == f"/matches/{match_id(page)}/replay/"
