@@ -190,13 +190,35 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL", "")
 
-if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
-        }
+# Every connection the channel layer opens to Redis. redis-py (8.x) gives each
+# connection a 5 s read timeout by default, and channels-redis waits for
+# messages with a 5 s BRPOP: whenever a process had nothing to deliver for 5 s
+# the read timed out first and the socket's consumer died (close 1011). The
+# read timeout must stay above the BRPOP's; keepalive and the health check find
+# a dead connection instead. The pool is sized for bursts of group_send (at the
+# default cap of 100, load raised MaxConnectionsError).
+CHANNEL_LAYER_BRPOP_S = 5  # channels-redis's RedisChannelLayer.brpop_timeout
+REDIS_LAYER_POOL = envint("REDIS_LAYER_POOL", 1000)
+
+
+def redis_channel_layer(url: str, **config: object) -> dict[str, object]:
+    """The ``CHANNEL_LAYERS["default"]`` entry for Redis at ``url`` (tests use it too)."""
+    host = {
+        "address": url,
+        "socket_timeout": CHANNEL_LAYER_BRPOP_S * 4,
+        "socket_connect_timeout": 5,
+        "socket_keepalive": True,
+        "health_check_interval": 30,
+        "max_connections": REDIS_LAYER_POOL,
     }
+    return {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [host], "capacity": 1000, "expiry": 60, **config},
+    }
+
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL)}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

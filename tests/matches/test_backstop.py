@@ -29,6 +29,7 @@ from matchplay import Table, frame_for, new_casual, snapshot
 from wsclient import Socket, open_socket
 
 import engine
+from config.settings import redis_channel_layer
 from matches import services
 from matches.models import Match
 
@@ -120,10 +121,7 @@ def celery_worker(
     from config.celery import app as project_app
 
     tag = f"sbtest{uuid.uuid4().hex[:10]}"
-    layer = {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [require_redis], "prefix": tag},
-    }
+    layer = redis_channel_layer(require_redis, prefix=tag)
     settings.CHANNEL_LAYERS = {"default": layer}
     settings.MATCH_TIMERS = "celery"
     (tmp_path / f"{tag}_settings.py").write_text(
