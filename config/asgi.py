@@ -1,8 +1,9 @@
 """The ASGI application: Django for HTTP, Channels for the match WebSockets.
 
-Served by Daphne (``daphne config.asgi:application``). WebSocket connections
-pass the origin check (``ALLOWED_HOSTS``) and get ``scope["user"]`` from the
-session before ``matches.routing`` sees them.
+Served by Daphne (``python -m config.serve``, or ``daphne config.asgi:application``).
+The WebSocket consumers check the origin and read the session themselves
+(``matches/socket_auth.py``), so that a refused socket gets a close code
+(4401, 4403) rather than a failed handshake.
 """
 
 import os
@@ -15,9 +16,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # (the consumers behind matches.routing) must be imported after it.
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
@@ -30,8 +29,6 @@ http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.SERVE_STATIC else
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(matches.routing.websocket_urlpatterns))
-        ),
+        "websocket": URLRouter(matches.routing.websocket_urlpatterns),
     }
 )

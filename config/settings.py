@@ -183,7 +183,24 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
         **_database.get("OPTIONS", {}),
     }
+elif _database["ENGINE"] == "django.db.backends.postgresql":
+    # A bounded pool per process (psycopg_pool, Django 5.2): no load can open
+    # more than DB_POOL_SIZE connections, and none is left behind after it.
+    # Connections go back to the pool after every request and socket call.
+    _database["CONN_MAX_AGE"] = 0
+    _database["CONN_HEALTH_CHECKS"] = False
+    _database.setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": envint("DB_POOL_SIZE", 10),
+        "timeout": 10,  # seconds a request waits for a free connection
+        "max_idle": 60,
+    }
 DATABASES = {"default": _database}
+# The web process's match threads (matches/db.py): PostgreSQL's row locks let
+# several matches write at once; SQLite serializes every write anyway.
+MATCH_DB_THREADS = envint(
+    "MATCH_DB_THREADS", 1 if _database["ENGINE"] == "django.db.backends.sqlite3" else 4
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: channel layer, Celery and the deadline timers -----------------------------
@@ -222,13 +239,13 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-# How a decision's deadline is enforced when nobody acts: "asyncio" timers in the
-# ASGI process (one process only) or Celery tasks with an ETA (any number).
-MATCH_TIMERS = envchoice(
-    "MATCH_TIMERS", "celery" if REDIS_URL else "asyncio", ("asyncio", "celery")
-)
-if MATCH_TIMERS == "celery" and not REDIS_URL:
-    raise ImproperlyConfigured("MATCH_TIMERS=celery needs REDIS_URL (the Celery broker).")
+# Where the deadline sweeper runs (matches/sweeper.py): in the web process
+# ("web": the embedded default, one process) or in the Celery workers ("celery").
+MATCH_SWEEPER = envchoice("MATCH_SWEEPER", "celery" if REDIS_URL else "web", ("web", "celery"))
+if MATCH_SWEEPER == "celery" and not REDIS_URL:
+    raise ImproperlyConfigured("MATCH_SWEEPER=celery needs REDIS_URL (the Celery broker).")
+# Redis keys of the web tier's proof of life (matches/liveness.py).
+LIVENESS_PREFIX = envstr("LIVENESS_PREFIX", "sb")
 
 # Without Redis, Celery gets an in-process broker so nothing ever dials out.
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -245,16 +262,6 @@ CELERY_ENABLE_UTC = True
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "matchmaking-sweep": {
         "task": "matches.tasks.matchmaking_sweep",
-        "schedule": 2.0,
-        "options": {"expires": 2.0},
-    },
-    "heartbeat": {
-        "task": "matches.tasks.heartbeat",
-        "schedule": 1.0,
-        "options": {"expires": 5.0},
-    },
-    "fault-scan": {
-        "task": "matches.tasks.fault_scan",
         "schedule": 2.0,
         "options": {"expires": 2.0},
     },

@@ -4,7 +4,7 @@ The public surface:
 
 - ``new_match``, ``next_hand``, ``Deal`` — start a match and deal hands from a
   shuffled order the caller supplies;
-- ``apply``, ``expire``, ``deadline``, ``legal_actions``, ``forced_action`` —
+- ``apply``, ``expire``, ``deadline``, ``credit``, ``legal_actions``, ``forced_action`` —
   play it, with time passed in as integer milliseconds;
 - ``view_for``, ``snapshot`` — what a seat (or a spectator) may see;
 - ``to_dict``, ``from_dict`` — exact JSON-compatible storage.
@@ -24,6 +24,7 @@ from .match import (
     apply,
     bid_cost,
     clocks_at,
+    credit,
     deadline,
     expire,
     forced_action,
@@ -54,6 +55,7 @@ __all__ = [
     "apply",
     "bid_cost",
     "clocks_at",
+    "credit",
     "deadline",
     "expire",
     "forced_action",

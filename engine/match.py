@@ -381,6 +381,36 @@ def expire(state: MatchState, now_ms: int) -> tuple[MatchState, list[Event]]:
     return s, events
 
 
+def credit(state: MatchState, start_ms: int, end_ms: int) -> tuple[MatchState, int]:
+    """Give back the part of ``[start_ms, end_ms)`` that the running decision was charged.
+
+    For a service outage (RULES §8: the player to act must not pay for time in
+    which no frame could reach the server): the decision's start moves later by
+    the overlap of the outage with the decision, so its delay and main time
+    stand as they stood when the outage began. Returns the new state and the
+    milliseconds credited (``state`` itself and 0 when no decision ran then).
+
+    >>> from .match import ALL_TILES, Deal, apply, forced_action, new_match
+    >>> s = new_match(Deal.from_order(list(ALL_TILES)), now_ms=0)
+    >>> s, _ = apply(s, forced_action(s), now_ms=1_000)
+    >>> deadline(s)
+    131000
+    >>> s2, ms = credit(s, 5_000, 35_000)
+    >>> ms, deadline(s2), clocks_at(s2, 40_000) == clocks_at(s, 10_000)
+    (30000, 161000, True)
+    """
+    dl = deadline(state)
+    if dl is None or end_ms <= start_ms:
+        return state, 0
+    assert state.decision_start is not None
+    credited = end_ms - max(start_ms, state.decision_start)
+    if credited <= 0:
+        return state, 0
+    s = state.copy()
+    s.decision_start = state.decision_start + credited
+    return s, credited
+
+
 def _start_decision(s: MatchState, now: int) -> None:
     """A genuinely new decision starts: a fresh delay, or a wait for the reveal."""
     if s.handoff:

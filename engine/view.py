@@ -72,8 +72,14 @@ def _event_for(ev: dict[str, Any], seat: int | None) -> dict[str, Any]:
     return ev
 
 
-def view_for(s: MatchState, seat: int | None, now_ms: int) -> dict[str, Any]:
-    """The whole view of ``seat`` (0 or 1), or a spectator's view with ``seat=None``."""
+def view_for(
+    s: MatchState, seat: int | None, now_ms: int, *, since_seq: int | None = None
+) -> dict[str, Any]:
+    """The whole view of ``seat`` (0 or 1), or a spectator's view with ``seat=None``.
+
+    ``events`` holds the recent events (at most ``LOG_SIZE``); with ``since_seq``,
+    only those after it (what a change added, for a client that has the rest).
+    """
     v = snapshot(s, now_ms)
     dl = deadline(s)
     running = s.to_act if dl is not None else None
@@ -100,7 +106,7 @@ def view_for(s: MatchState, seat: int | None, now_ms: int) -> dict[str, Any]:
         for p in s.layout.placed
     ]
     v["settlement"] = s.settlement
-    v["events"] = [_event_for(e, seat) for e in s.log]
+    v["events"] = [_event_for(e, seat) for e in s.log if since_seq is None or e["seq"] > since_seq]
     v["handoff"] = s.handoff
     if seat is None:
         return v

@@ -21,7 +21,7 @@ class MatchAdmin(admin.ModelAdmin):
         "created_at",
         "finished_at",
     )
-    list_filter = ("kind", "status", "end_reason", "flagged_for_void")
+    list_filter = ("kind", "status", "end_reason")
     search_fields = ("player0__username", "player1__username", "guest_name")
     raw_id_fields = ("player0", "player1")
     # The state holds both hands and the talon: shown read-only, to staff only.
@@ -30,6 +30,7 @@ class MatchAdmin(admin.ModelAdmin):
         "version",
         "ready",
         "ready_deadline_ms",
+        "wake_at_ms",
         "created_at",
         "started_at",
         "finished_at",
@@ -50,28 +51,26 @@ class InviteAdmin(admin.ModelAdmin):
     raw_id_fields = ("creator", "accepted_by", "match")
 
 
-@admin.action(description=gettext_lazy("Flag for voiding"))
-def flag_for_voiding(modeladmin: admin.ModelAdmin, request: Any, queryset: Any) -> None:
+@admin.action(description=gettext_lazy("Void after a service fault"))
+def void_after_fault(modeladmin: admin.ModelAdmin, request: Any, queryset: Any) -> None:
     """Staff: void the selected live matches after a service fault (RULES §8).
 
     A reason typed into a match's void_reason beforehand is kept; otherwise the
-    standard one is shown to the players. The void itself runs right after.
+    standard one is shown to the players.
     """
-    from .voiding import VOID_STAFF, flag
+    from .voiding import VOID_STAFF, void
 
     ids = list(queryset.values_list("pk", flat=True))
-    done = flag(ids, VOID_STAFF)
+    done = void(ids, VOID_STAFF)
     if done:
-        modeladmin.message_user(
-            request, _("Flagged for voiding: %(ids)s") % {"ids": ", ".join(map(str, done))}
-        )
+        modeladmin.message_user(request, _("Voided: %(ids)s") % {"ids": ", ".join(map(str, done))})
     skipped = len(ids) - len(done)
     if skipped:
         modeladmin.message_user(
             request,
-            _("%(n)d not flagged: only live matches not flagged yet can be.") % {"n": skipped},
+            _("%(n)d not voided: only live matches can be.") % {"n": skipped},
             level=messages.WARNING,
         )
 
 
-MatchAdmin.actions = (*(MatchAdmin.actions or ()), flag_for_voiding)
+MatchAdmin.actions = (*(MatchAdmin.actions or ()), void_after_fault)

@@ -5,3 +5,11 @@ class MatchesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "matches"
     verbose_name = "Matches"
+
+    def ready(self) -> None:
+        # services announces committed changes; these modules above it push them
+        # (matches/signals.py explains why the arrows point this way).
+        from . import broadcast, queue, signals
+
+        signals.match_changed.connect(broadcast.on_match_changed, dispatch_uid="broadcast")
+        signals.queue_left.connect(queue.on_queue_left, dispatch_uid="queue-left")

@@ -1,42 +1,82 @@
-"""The match WebSocket: thin. Authenticate, stamp receipt time, call services, forward views.
+"""The match WebSocket: thin. Authenticate, stamp receipt time, call services, forward frames.
 
-``/ws/matches/<id>/`` speaks the JSON of PROTOCOL.md; with ``?format=html``
+``/ws/matches/<id>/`` speaks the JSON of docs/protocol.md; with ``?format=html``
 the same socket sends server-rendered fragments for htmx's ws extension
 instead of JSON state frames (client → server frames are JSON either way).
+
+Cheap by design, because it runs for every move of every match:
+
+- the receipt time is stamped before anything else, and hostile input (too
+  large, not JSON, nested past any sense) is refused here without a database
+  round trip;
+- database work runs on the process's match threads (``matches.db``), never
+  on the thread that serves HTTP views;
+- a change reaches the socket as the JSON text ``matches.services`` made once
+  for its audience (``match.frame``): a JSON socket sends it as it is; an HTML
+  socket renders its fragments and sends only those that changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import broadcast, periodic, services, timers
+from . import broadcast, db, periodic, services
+from .socket_auth import (
+    CLOSE_FORBIDDEN,
+    CLOSE_TRY_LATER,
+    CLOSE_UNAUTHENTICATED,
+    origin_allowed,
+    scope_user,
+)
 
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_FORBIDDEN = 4403
+RECENT_EVENTS = 16  # what an HTML page's record shows (engine.LOG_SIZE)
 
 
-def _language(scope: dict[str, Any]) -> str:
-    cookies = scope.get("cookies") or {}
-    lang = cookies.get(settings.LANGUAGE_COOKIE_NAME)
+def language_of(scope: dict[str, Any]) -> str:
+    """The socket's UI language: the language cookie, else Accept-Language, else Japanese."""
+    from .socket_auth import cookies, header
+
+    lang = cookies(scope).get(settings.LANGUAGE_COOKIE_NAME)
     if not lang:
-        for name, value in scope.get("headers", []):
-            if name == b"accept-language":
-                lang = translation.trans_real.parse_accept_lang_header(value.decode("latin-1"))
-                lang = lang[0][0] if lang else None
-                break
+        accept = header(scope, b"accept-language")
+        if accept:
+            parsed = translation.trans_real.parse_accept_lang_header(accept)
+            lang = parsed[0][0] if parsed else None
     try:
         return translation.get_supported_language_variant(lang or settings.LANGUAGE_CODE)
     except LookupError:
         return settings.LANGUAGE_CODE
+
+
+def frame_too_large(text: str) -> bool:
+    """Over :data:`services.MAX_FRAME_BYTES` bytes of UTF-8 (not characters)."""
+    limit = services.MAX_FRAME_BYTES
+    if len(text) > limit:
+        return True
+    return len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit
+
+
+def parse_json(text: str) -> Any:
+    """The frame as JSON; ``ValueError`` for anything unparseable, however deep it nests."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+async def refuse(consumer: AsyncWebsocketConsumer, code: int) -> None:
+    """Accept, then close with ``code``: the client sees the close code, not a failed handshake."""
+    await consumer.accept()
+    await consumer.close(code=code)
 
 
 class MatchConsumer(AsyncWebsocketConsumer):
@@ -44,89 +84,138 @@ class MatchConsumer(AsyncWebsocketConsumer):
     audience: str
     html: bool
     language: str
+    user: Any
+    # What this socket was last sent: the version, and (HTML) each fragment and the record.
+    sent_version: int = -1
+    sent_fragments: dict[str, str]
+    events: list[dict[str, Any]]
 
     async def connect(self) -> None:
-        # Received-at stamps are taken in receive(); the loop is needed for timers.
-        timers.bind_loop(asyncio.get_running_loop())
-        periodic.ensure_started()  # heartbeats (and, embedded, sweeps): matches/periodic.py
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        broadcast.bind_loop(asyncio.get_running_loop())
+        periodic.ensure_started()  # heartbeats and, embedded, the sweeper: matches/periodic.py
+        if not origin_allowed(self.scope):
+            await refuse(self, CLOSE_FORBIDDEN)
             return
         self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
-        found = await database_sync_to_async(_audience)(self.match_id, user.pk)
+        found = await db.run(_open, self.scope, self.match_id)
         if found is None:
-            await self.close(code=CLOSE_FORBIDDEN)
+            await refuse(self, CLOSE_UNAUTHENTICATED)
             return
-        self.audience = found
+        self.user, audience, view = found
+        if audience is None:
+            await refuse(self, CLOSE_FORBIDDEN)
+            return
+        self.audience = audience
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.html = query.get("format", ["json"])[0] == "html"
-        self.language = _language(self.scope)
-        await self.channel_layer.group_add(
-            broadcast.group_name(self.match_id, self.audience), self.channel_name
-        )
+        self.language = language_of(self.scope)
+        self.sent_fragments = {}
+        self.events = []
+        try:
+            await self.channel_layer.group_add(
+                broadcast.group_name(self.match_id, self.audience), self.channel_name
+            )
+        except Exception:
+            # The channel layer (Redis) is unreachable: no pushes could reach this
+            # socket. Say so with a close code the page retries on, never a 500.
+            await refuse(self, CLOSE_TRY_LATER)
+            return
         await self.accept()
-        # A (re)connection gets the whole current view; it also re-arms the
-        # backstop, which a restarted process would otherwise have lost.
-        m, view = await database_sync_to_async(_view_and_rearm)(self.match_id, user)
+        # A (re)connection gets the whole current view.
         await self._send_view(view)
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "audience"):
-            await self.channel_layer.group_discard(
-                broadcast.group_name(self.match_id, self.audience), self.channel_name
-            )
+            # If the layer is gone, its group entries expire by themselves.
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(
+                    broadcast.group_name(self.match_id, self.audience), self.channel_name
+                )
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         received_at = services.now_ms()  # the rules time every action on receipt
         if text_data is None:
             await self._send_error("bad_request", self._t("Frames are JSON text."))
             return
-        if len(text_data) > services.MAX_FRAME_BYTES:
+        if frame_too_large(text_data):
             await self._send_error("too_large", self._t("That frame is too large."))
             return
         try:
-            frame = json.loads(text_data)
+            frame = parse_json(text_data)
         except ValueError:
             await self._send_error("bad_request", self._t("That frame is not JSON."))
             return
-        user = self.scope["user"]
+        op = frame.get("op") if isinstance(frame, dict) else None
         try:
-            outcome = await database_sync_to_async(_act)(
-                self.match_id, user, frame, received_at, self.language
-            )
+            if op in services.REMATCH_OPS:
+                outcome = await db.run(_rematch, self.match_id, self.user, op, self.language)
+            else:
+                outcome = await db.run(
+                    _act, self.match_id, self.user, frame, received_at, self.language
+                )
         except services.ServiceError as e:
             await self._send_error(e.code, e.message, version=e.version)
             if e.code in ("stale", "match_over", "not_started"):
-                _, view = await database_sync_to_async(services.current_view)(self.match_id, user)
-                await self._send_view(view)
+                await self._send_current()
             return
         if outcome.error is not None:
             e = outcome.error
             await self._send_error(e.code, e.message, version=outcome.match.version)
-        if isinstance(frame, dict) and frame.get("op") == "sync":
-            _, view = await database_sync_to_async(services.current_view)(self.match_id, user)
-            await self._send_view(view)
+        if op == "sync":
+            view = services.view_for(outcome.match, outcome.state, self.audience, services.now_ms())
+            await self._send_view(view, force=True)
         # Everything else reaches this socket through its group after the commit.
 
     def _t(self, message: str) -> str:
         with translation.override(self.language):
             return _(message)
 
-    async def match_view(self, event: dict[str, Any]) -> None:
-        await self._send_view(event["view"])
+    # --- sending ---------------------------------------------------------------
 
-    async def _send_view(self, view: dict[str, Any]) -> None:
-        if self.html:
-            html = await database_sync_to_async(_render, thread_sensitive=False)(
-                view, self.language
-            )
+    async def match_frame(self, event: dict[str, Any]) -> None:
+        """A committed change, pushed by ``matches.broadcast`` to this socket's audience."""
+        if event["version"] <= self.sent_version:
+            return  # a full view of a newer version went out already
+        if not self.html:
+            self.sent_version = event["version"]
+            await self.send(text_data=event["text"])
+            return
+        await self._send_view(json.loads(event["text"])["view"])
+
+    async def _send_current(self) -> None:
+        found = await db.run(_current, self.match_id, self.user, self.audience)
+        if found is not None:
+            await self._send_view(found, force=True)
+
+    async def _send_view(self, view: dict[str, Any], *, force: bool = False) -> None:
+        version = view["match"]["version"]
+        if version < self.sent_version or (version == self.sent_version and not force):
+            return
+        self.sent_version = version
+        if not self.html:
+            await self.send(text_data=services.state_frame(view))
+            return
+        view["events"] = self._merge_events(view)
+        from .render import render_changed
+
+        with translation.override(self.language):
+            html = render_changed(view, self.sent_fragments)
+        if html:
             await self.send(text_data=html)
+
+    def _merge_events(self, view: dict[str, Any]) -> list[dict[str, Any]]:
+        """The recent events for the page's record: a pushed view carries only the new ones."""
+        new = view.get("events") or []
+        if view.get("events_after") is None:
+            self.events = list(new)
         else:
-            version = view["match"]["version"]
-            await self.send(
-                text_data=json.dumps({"type": "state", "version": version, "view": view})
-            )
+            last = self.events[-1]["seq"] if self.events else None
+            if last is not None and view["events_after"] > last:
+                # Events were missed (a push lost on the way): the record restarts here.
+                self.events = []
+            self.events = [e for e in self.events if e["seq"] <= view["events_after"]] + new
+        del self.events[:-RECENT_EVENTS]
+        return self.events
 
     async def _send_error(self, code: str, message: str, *, version: int | None = None) -> None:
         if self.html:
@@ -139,22 +228,26 @@ class MatchConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=json.dumps(frame))
 
 
-def _audience(match_id: int, user_id: int) -> str | None:
-    from .models import Match
+# --- on the database threads ---------------------------------------------------------
 
-    m = Match.objects.filter(pk=match_id).first()
-    if m is None:
+
+def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[str, Any]] | None:
+    """The socket's user, its audience (``None``: no seat) and its first full view."""
+    user = scope_user(scope)
+    if user is None:
         return None
-    seats = m.seats_of(user_id)
-    if not seats:
+    try:
+        m, view = services.current_view(match_id, user)
+    except services.ServiceError:
+        return user, None, {}
+    return user, services.audience_of(m, user.pk), view
+
+
+def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:
+    try:
+        return services.current_view(match_id, user)[1]
+    except services.ServiceError:
         return None
-    return "device" if m.kind == Match.Kind.SAME_DEVICE else f"seat{seats[0]}"
-
-
-def _view_and_rearm(match_id: int, user: Any) -> tuple[Any, dict[str, Any]]:
-    m, view = services.current_view(match_id, user)
-    services.rearm(m)
-    return m, view
 
 
 def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) -> services.Outcome:
@@ -162,8 +255,11 @@ def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) 
         return services.act(match_id, user, frame, received_at)
 
 
-def _render(view: dict[str, Any], language: str) -> str:
-    from .render import render_fragments
+def _rematch(match_id: int, user: Any, op: str, language: str) -> services.Outcome:
+    from .rematch import act_rematch
 
     with translation.override(language):
-        return render_fragments(view)
+        return act_rematch(match_id, user, op)
+
+
+__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAUTHENTICATED", "MatchConsumer"]

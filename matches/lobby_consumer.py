@@ -27,13 +27,19 @@ import contextlib
 import json
 from typing import Any
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import periodic, queue, timers
-from .consumers import CLOSE_UNAUTHENTICATED, _language
+from . import broadcast, db, periodic, queue
+from .consumers import language_of, parse_json, refuse
+from .socket_auth import (
+    CLOSE_FORBIDDEN,
+    CLOSE_TRY_LATER,
+    CLOSE_UNAUTHENTICATED,
+    origin_allowed,
+    scope_user,
+)
 
 PRESENCE_EVERY_S = 10.0
 MAX_FRAME_BYTES = 1024
@@ -44,19 +50,29 @@ class LobbyConsumer(AsyncWebsocketConsumer):
     language: str
     _presence: asyncio.Task[None] | None = None
 
+    user: Any
+    in_queue = False  # as last sent: presence is stamped only while queued
+
     async def connect(self) -> None:
-        timers.bind_loop(asyncio.get_running_loop())
+        broadcast.bind_loop(asyncio.get_running_loop())
         periodic.ensure_started()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        if not origin_allowed(self.scope):
+            await refuse(self, CLOSE_FORBIDDEN)
             return
-        self.language = _language(self.scope)
-        self.group = queue.lobby_group(user.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.user = await db.run(scope_user, self.scope)
+        if self.user is None:
+            await refuse(self, CLOSE_UNAUTHENTICATED)
+            return
+        self.language = language_of(self.scope)
+        self.group = queue.lobby_group(self.user.pk)
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+        except Exception:
+            del self.group
+            await refuse(self, CLOSE_TRY_LATER)
+            return
         await self.accept()
-        await database_sync_to_async(queue.touch)(user)
-        await self._send_status()
+        await self._send_status(touch=True)
         self._presence = asyncio.ensure_future(self._keep_presence())
 
     async def disconnect(self, code: int) -> None:
@@ -65,40 +81,45 @@ class LobbyConsumer(AsyncWebsocketConsumer):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._presence
         if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            # The 30 s of absence are counted from here.
-            await database_sync_to_async(queue.touch)(self.scope["user"])
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            if self.in_queue:
+                # The 30 s of absence are counted from here.
+                await db.run(queue.touch, self.user)
 
     async def _keep_presence(self) -> None:
+        # Only a queued player's presence matters (the sweep drops the absent):
+        # an idle lobby socket costs no database write at all.
         while True:
             await asyncio.sleep(PRESENCE_EVERY_S)
-            await database_sync_to_async(queue.touch)(self.scope["user"])
+            if self.in_queue:
+                await db.run(queue.touch, self.user)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if text_data is None or len(text_data) > MAX_FRAME_BYTES:
             await self._send_error("bad_request", self._t("That frame is not understood."))
             return
         try:
-            frame = json.loads(text_data)
+            frame = parse_json(text_data)
         except ValueError:
             frame = None
         op = frame.get("op") if isinstance(frame, dict) else None
-        user = self.scope["user"]
+        user = self.user
         if op == "ping":
-            await database_sync_to_async(queue.touch)(user)
+            if self.in_queue:
+                await db.run(queue.touch, user)
         elif op == "status":
             await self._send_status()
         elif op == "join":
             from .services import ServiceError
 
             try:
-                await database_sync_to_async(queue.join)(user)
+                await db.run(_join, user, self.language)
             except ServiceError as e:
-                with translation.override(self.language):
-                    await self._send_error(e.code, str(e.message))
+                await self._send_error(e.code, str(e.message), match_id=e.match_id)
             # The new state (or the pairing) arrives through the group after the commit.
         elif op == "leave":
-            await database_sync_to_async(queue.leave)(user)
+            await db.run(queue.leave, user)
         else:
             await self._send_error("bad_request", self._t("Unknown operation."))
 
@@ -106,18 +127,35 @@ class LobbyConsumer(AsyncWebsocketConsumer):
         with translation.override(self.language):
             return _(message)
 
-    async def _send_status(self) -> None:
-        status = await database_sync_to_async(queue.status_of)(self.scope["user"])
+    async def _send_status(self, *, touch: bool = False) -> None:
+        status = await db.run(_status, self.user, touch)
+        self.in_queue = bool(status["in_queue"])
         await self.send(text_data=json.dumps({"type": "queue", **status}))
 
-    async def _send_error(self, code: str, message: str) -> None:
-        await self.send(text_data=json.dumps({"type": "error", "code": code, "message": message}))
+    async def _send_error(self, code: str, message: str, *, match_id: int | None = None) -> None:
+        frame: dict[str, Any] = {"type": "error", "code": code, "message": message}
+        if match_id is not None:
+            frame["match_id"] = match_id
+            frame["url"] = f"/matches/{match_id}/"
+        await self.send(text_data=json.dumps(frame))
 
     # --- group events (sent by matches.queue after a commit) ---------------------
 
     async def queue_update(self, event: dict[str, Any]) -> None:
+        self.in_queue = bool(event["status"]["in_queue"])
         await self.send(text_data=json.dumps({"type": "queue", **event["status"]}))
 
     async def queue_paired(self, event: dict[str, Any]) -> None:
         frame = {"type": "paired", "match_id": event["match_id"], "url": event["url"]}
         await self.send(text_data=json.dumps(frame))
+
+
+def _status(user: Any, touch: bool) -> dict[str, Any]:
+    if touch:
+        queue.touch(user)
+    return queue.status_of(user)
+
+
+def _join(user: Any, language: str) -> Any:
+    with translation.override(language):
+        return queue.join(user)

@@ -62,10 +62,15 @@ class Match(models.Model):
     ready = models.JSONField(default=_not_ready)
     # Epoch ms: when waiting is aborted, or the next hand starts by itself.
     ready_deadline_ms = models.BigIntegerField(null=True, blank=True)
+    # Epoch ms: when the sweeper must look at this match if nobody acts (a clock
+    # running out, a start or continue window closing); null once nothing is due.
+    wake_at_ms = models.BigIntegerField(null=True, blank=True)
+    # A committed change whose push failed (the channel layer was down): the
+    # sweeper pushes the match again.
+    needs_push = models.BooleanField(default=False)
     winner_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     end_reason = models.CharField(max_length=16, blank=True)
     void_reason = models.CharField(max_length=200, blank=True)
-    flagged_for_void = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
@@ -75,6 +80,15 @@ class Match(models.Model):
         indexes = [
             models.Index(fields=["player0", "status"]),
             models.Index(fields=["player1", "status"]),
+            # The sweeper's two questions, answered from small partial indexes.
+            models.Index(
+                fields=["wake_at_ms"],
+                name="match_wake_at",
+                condition=models.Q(wake_at_ms__isnull=False),
+            ),
+            models.Index(
+                fields=["needs_push"], name="match_needs_push", condition=models.Q(needs_push=True)
+            ),
         ]
 
     def __str__(self) -> str:
@@ -208,8 +222,6 @@ class Heartbeat(models.Model):
     last_beat = models.DateTimeField(default=timezone.now, db_index=True)
     # False once the process said goodbye or its silence was charged as a fault.
     active = models.BooleanField(default=True)
-    # The silence up to this moment has been charged as a fault already.
-    charged_through = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}"

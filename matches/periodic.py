@@ -1,49 +1,53 @@
-"""The web process's background loop, started lazily by the first WebSocket.
+"""The web process's background work, on its event loop.
 
-Every web process beats once a second (``voiding.beat("web")``). In the
-embedded default (``MATCH_TIMERS = "asyncio"``: no Celery) the same loop also
-does what Celery beat does otherwise (``CELERY_BEAT_SCHEDULE``): the
-matchmaking sweep and the fault scan + voids, every 2 s. With Celery, those run
-on the workers and the web loop only beats.
+- a **tick** every 50 ms (``liveness.loop_tick_ms``): proof that the loop,
+  which stamps every frame, is turning; the pulse thread reports it;
+- the **pulse thread** (``liveness``): proof of life for the sweepers, and
+  outage detection;
+- in the embedded default (``MATCH_SWEEPER = "web"``: no Celery) also what the
+  Celery worker and beat do otherwise: the deadline **sweeper**, its
+  housekeeping, and the ranked queue's sweep every 2 s.
 
-Started from the consumers' ``connect`` (``ensure_started()``), like
-``timers.bind_loop``: Channels has no start-up hook and ``AppConfig.ready`` runs
-in management commands too. The jobs run on their own threads
-(``thread_sensitive=False``), so a slow query elsewhere never delays a beat.
+Started by the server runner (``config/serve.py``) when the process starts,
+and otherwise by the first WebSocket (``ensure_started``): Channels has no
+start-up hook, and ``AppConfig.ready`` runs in management commands too.
 
 Off under tests (``settings.TESTING``) unless ``MATCH_BACKGROUND = True``: a
-test that moves the clock must not have a stray loop void its matches.
+test that moves the clock must not have a stray loop resolve its matches.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connections
+
+from . import db, liveness, sweeper
 
 log = logging.getLogger(__name__)
 
-BEAT_EVERY_S = 1.0
-SWEEP_EVERY_S = 2.0
+TICK_S = 0.05
+QUEUE_SWEEP_S = 2.0
 
 _tasks: list[asyncio.Task[None]] = []
 _loop: asyncio.AbstractEventLoop | None = None
-_atexit_registered = False
 
 
 def enabled() -> bool:
     return bool(getattr(settings, "MATCH_BACKGROUND", not getattr(settings, "TESTING", False)))
 
 
+def sweeps_here() -> bool:
+    """Whether this web process runs the deadline sweeper (the embedded default)."""
+    return getattr(settings, "MATCH_SWEEPER", "web") == "web"
+
+
 def ensure_started() -> None:
-    """Start the loop's jobs on the running event loop, once per loop (idempotent)."""
-    global _loop, _atexit_registered
+    """Start the background work on the running event loop, once per loop (idempotent)."""
+    global _loop
     if not enabled():
         return
     loop = asyncio.get_running_loop()
@@ -53,22 +57,22 @@ def ensure_started() -> None:
         t.cancel()
     _tasks.clear()
     _loop = loop
-    from . import timers, voiding
+    from . import broadcast
 
-    timers.bind_loop(loop)  # the sweep makes matches whose start timers live here
-    _tasks.append(loop.create_task(_every(BEAT_EVERY_S, voiding.beat, "web")))
-    if getattr(settings, "MATCH_TIMERS", "asyncio") != "celery":
+    broadcast.bind_loop(loop)
+    liveness.loop_tick_ms = liveness._now_ms()
+    _tasks.append(loop.create_task(_tick()))
+    liveness.start_pulse()
+    if sweeps_here():
         from . import queue
 
-        _tasks.append(loop.create_task(_every(SWEEP_EVERY_S, queue.sweep)))
-        _tasks.append(loop.create_task(_every(SWEEP_EVERY_S, voiding.scan_and_void)))
-    if not _atexit_registered:
-        _atexit_registered = True
-        atexit.register(_goodbye)
+        _tasks.append(loop.create_task(_sweep()))
+        _tasks.append(loop.create_task(_every(sweeper.HOUSEKEEPING_S, sweeper.housekeeping)))
+        _tasks.append(loop.create_task(_every(QUEUE_SWEEP_S, queue.sweep)))
 
 
 async def stop() -> None:
-    """Cancel the jobs and wait until none is running (tests)."""
+    """Stop the background work and wait until none is running (shutdown, tests)."""
     global _loop
     tasks = list(_tasks)
     _tasks.clear()
@@ -76,25 +80,32 @@ async def stop() -> None:
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    liveness.stop_pulse()
 
 
-def _closing(job: Callable[..., Any]) -> Callable[..., Any]:
-    def run(*args: Any) -> Any:
+async def _tick() -> None:
+    while True:
+        liveness.loop_tick_ms = liveness._now_ms()
+        await asyncio.sleep(TICK_S)
+
+
+async def _sweep() -> None:
+    while True:
+        wait = sweeper.MAX_SLEEP_S
         try:
-            return job(*args)
-        finally:
-            # A pool thread keeps no connection between runs.
-            connections.close_all()
-
-    return run
+            wait = await db.run(sweeper.sweep_once)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("sweeper pass failed")
+        await asyncio.sleep(wait)
 
 
 async def _every(period_s: float, job: Callable[..., Any], *args: Any) -> None:
-    run = sync_to_async(_closing(job), thread_sensitive=False)
     loop = asyncio.get_running_loop()
     while True:
         started = loop.time()
-        running = asyncio.ensure_future(run(*args))
+        running = asyncio.ensure_future(db.run(job, *args))
         try:
             await asyncio.shield(running)
         except asyncio.CancelledError:
@@ -103,13 +114,3 @@ async def _every(period_s: float, job: Callable[..., Any], *args: Any) -> None:
         except Exception:
             log.exception("background job %s failed", getattr(job, "__name__", job))
         await asyncio.sleep(max(0.0, period_s - (loop.time() - started)))
-
-
-def _goodbye() -> None:
-    # A clean exit is not a fault: this process is no longer expected to beat.
-    try:
-        from .voiding import retire
-
-        retire()
-    except Exception:
-        log.debug("could not retire this process's heartbeat", exc_info=True)

@@ -61,6 +61,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from . import services
 from .models import Match, QueueEntry
 
 log = logging.getLogger(__name__)
@@ -151,13 +152,12 @@ def last_opponent_of(user: Any) -> int | None:
 
 def busy_user_ids(user_ids: Sequence[int]) -> set[int]:
     """Those of ``user_ids`` who have a waiting or live match (of any kind)."""
-    if not user_ids:
-        return set()
-    rows = Match.objects.filter(
-        Q(player0_id__in=user_ids) | Q(player1_id__in=user_ids), status__in=BUSY_STATUSES
-    ).values_list("player0_id", "player1_id")
     ids = set(user_ids)
-    return {uid for row in rows for uid in row if uid in ids}
+    return {
+        uid
+        for m in services.open_matches_of(list(user_ids))
+        for uid in (m.player0_id, m.player1_id)
+    } & ids
 
 
 def _ms(dt: datetime) -> int:
@@ -229,6 +229,14 @@ def _push_status_after_commit(user_id: int) -> None:
     transaction.on_commit(push)
 
 
+def on_queue_left(sender: Any, user_ids: Sequence[int], **kwargs: Any) -> None:
+    """Players who got a match elsewhere left the queue: their lobby pages are told."""
+    for uid in user_ids:
+        user = get_user_model().objects.filter(pk=uid).first()
+        if user is not None:
+            _send(uid, {"type": "queue.update", "status": status_of(user)})
+
+
 def _push_paired_after_commit(match_id: int, user_ids: Sequence[int]) -> None:
     url = reverse("matches:match", args=[match_id])
 
@@ -242,14 +250,7 @@ def _push_paired_after_commit(match_id: int, user_ids: Sequence[int]) -> None:
 # --- writing ---------------------------------------------------------------------
 
 
-def lock_users(user_ids: Sequence[int], *, skip_locked: bool = False) -> dict[int, Any]:
-    """Lock the users' rows (in id order) and return them; the serializer of match creation.
-
-    Every path that puts a player into a match, or into the queue, takes this
-    lock first; pairing takes it with ``skip_locked`` so it never waits.
-    """
-    qs = get_user_model().objects.select_for_update(skip_locked=skip_locked)
-    return {u.pk: u for u in qs.filter(pk__in=list(user_ids)).order_by("pk")}
+lock_users = services.lock_users
 
 
 @dataclass
@@ -263,12 +264,13 @@ def join(user: Any, *, pair: bool = True) -> JoinResult:
 
     Refused (``ServiceError("busy")``) while the player has a waiting or live match.
     """
-    from .services import ServiceError
-
     with transaction.atomic():
         lock_users([user.pk])
-        if busy_user_ids([user.pk]):
-            raise ServiceError("busy", _("Finish your current match first."))
+        busy = services.open_matches_of([user.pk])
+        if busy:
+            raise services.ServiceError(
+                "busy", _("Finish your current match first."), match_id=busy[0].pk
+            )
         now = timezone.now()
         entry = QueueEntry.objects.filter(user_id=user.pk).first()
         if entry is None:
@@ -311,8 +313,6 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
 
     One transaction; see the module docstring for why nobody lands in two matches.
     """
-    from . import services
-
     made: list[Match] = []
     with transaction.atomic():
         now = now or timezone.now()
@@ -337,7 +337,7 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
             p0, p1 = users[a.user_id], users[b.user_id]
             if secrets.randbelow(2):
                 p0, p1 = p1, p0
-            m = services._new_match(Match.Kind.RANKED, p0, p1)
+            m = services.new_match(Match.Kind.RANKED, p0, p1)
             QueueEntry.objects.filter(pk__in=[a.pk, b.pk]).delete()
             _push_paired_after_commit(m.pk, [a.user_id, b.user_id])
             made.append(m)

@@ -43,49 +43,18 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from . import services
 from .models import Match, QueueEntry, RematchOffer
+from .services import Outcome, ServiceError, rematch_block
+
+__all__ = ["OFFER_TTL", "OPS", "act_rematch", "rematch_block"]
 
 OFFER_TTL = timedelta(minutes=2)
 OPS = ("rematch", "rematch_accept", "rematch_decline")
 
 
-def rematch_block(m: Match) -> dict[str, Any] | None:
-    """The ``rematch`` entry of the view's ``match`` block (see the module docstring)."""
-    if not m.is_over:
-        return None
-    try:
-        offer = m.rematch_offer  # cached on the instance: one query for both seats' views
-    except RematchOffer.DoesNotExist:
-        offer = None
-    if offer is None:
-        return {
-            "status": "none",
-            "offered_by": None,
-            "declined": False,
-            "new_match": None,
-            "expires_at": None,
-        }
-    status = offer.status
-    if status == RematchOffer.Status.OPEN and timezone.now() >= offer.expires_at:
-        status = "expired"
-    return {
-        "status": status,
-        "offered_by": offer.offered_by,
-        "declined": offer.status == RematchOffer.Status.DECLINED,
-        "new_match": offer.new_match_id,
-        "expires_at": (
-            int(offer.expires_at.timestamp() * 1000)
-            if offer.status == RematchOffer.Status.OPEN
-            else None
-        ),
-    }
-
-
 def act_rematch(match_id: int, user: Any, op: str) -> Any:
     """Handle one rematch ``op`` by ``user``; returns a ``services.Outcome``."""
-    from . import services
-    from .services import Outcome, ServiceError
-
     if op not in OPS:
         raise ServiceError("bad_request", _("Unknown operation."))
     error = None
@@ -152,10 +121,7 @@ def act_rematch(match_id: int, user: Any, op: str) -> Any:
                 else:
                     raise error
         if events:
-            m.version += 1
-            m.save(update_fields=["version"])
-            services._record(m, events)
-            services._after_commit(m, state)
+            services.save_change(m, state, events, before=state)
     return Outcome(m, state, error)
 
 
@@ -180,18 +146,14 @@ def _store(
 
 def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple[Match | None, Any]:
     """The new match (seats swapped), or ``(None, ServiceError)`` when someone is busy."""
-    from . import services
-    from .queue import busy_user_ids, lock_users
-    from .services import ServiceError
-
     if m.kind == Match.Kind.SAME_DEVICE:
-        lock_users([m.player0_id])
+        services.lock_users([m.player0_id])
         if busy_user_ids([m.player0_id]):
             return None, ServiceError("busy", _("Finish your current match first."))
-        return services._new_match(Match.Kind.SAME_DEVICE, m.player0, None, m.guest_name), None
+        return services.new_match(Match.Kind.SAME_DEVICE, m.player0, None, m.guest_name), None
     assert m.player1_id is not None
     ids = [m.player0_id, m.player1_id]
-    lock_users(ids)
+    services.lock_users(ids)
     busy = busy_user_ids(ids)
     offerer_id = ids[offerer_seat]
     if offerer_id in busy:
@@ -202,4 +164,14 @@ def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple
         return None, ServiceError("busy", _("Finish your current match first."))
     # Accepting takes both players out of the ranked queue: they are playing now.
     QueueEntry.objects.filter(user_id__in=ids).delete()
-    return services._new_match(m.kind, m.player1, m.player0), None
+    return services.new_match(m.kind, m.player1, m.player0), None
+
+
+def busy_user_ids(user_ids: list[int]) -> set[int]:
+    """Those of ``user_ids`` who have a waiting or live match (of any kind)."""
+    ids = set(user_ids)
+    return {
+        uid
+        for m in services.open_matches_of(list(user_ids))
+        for uid in (m.player0_id, m.player1_id)
+    } & ids

@@ -689,6 +689,23 @@ def render_fragments(view: dict[str, Any], *, language: str | None = None) -> st
     return "".join(render_to_string(t, ctx) for _, t in FRAGMENTS)
 
 
+def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
+    """The fragments of ``view`` that differ from those in ``sent`` (which is updated).
+
+    A socket keeps what it last sent of each part of the page, so a move sends
+    the board, the hand and the clocks, not the unchanged auction panel or log.
+    """
+    ctx = build(view)
+    ctx["oob"] = True
+    out = []
+    for fid, template in FRAGMENTS:
+        html = render_to_string(template, ctx)
+        if sent.get(fid) != html:
+            sent[fid] = html
+            out.append(html)
+    return "".join(out)
+
+
 def render_error(code: str, message: str) -> str:
     """A toast for an error frame; it replaces the previous toast and fades by itself."""
     return render_to_string("matches/_toast.html", {"code": code, "message": message, "oob": True})

@@ -3,49 +3,84 @@
 The pattern of every write (after Zulip's ``do_*`` actions and healthchecks'
 ``Check.ping``): lock the ``Match`` row with ``select_for_update`` (this is
 what serializes two frames for the same match, a frame racing the deadline
-timer, and two Daphne processes), restore the engine state, let the engine
+sweeper, and two Daphne processes), restore the engine state, let the engine
 expire the clock at the *receipt* time, apply the action and the forced
-follow-ups, save state + version, append the events, and only after the
-commit push each seat its own view and schedule the deadline backstop.
+follow-ups, then one ``UPDATE`` (state, version and the next wake-up time) and
+one ``INSERT`` of the events. Each audience's state frame is built from the
+state in hand — nothing is read back — and handed to
+:data:`matches.signals.match_changed` only after the commit.
+
+**Deadlines** need no timer: every row carries ``wake_at_ms``, when it must
+next be looked at if nobody acts (a clock running out, the start or continue
+window closing). A sweeper (:func:`due_matches` + :func:`check_match`; run by
+``matches.sweeper`` in the Celery worker, or in the web process in the
+embedded default) finds overdue rows through an index, so no deadline can be
+lost with the process that made it.
+
+This module is the bottom of ``matches/``: it imports only the models, the
+engine and ``ratings``; the queue, rematch, sweeper, broadcast and voiding
+modules use it, never the other way round.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 import engine
 from engine.layout import ALL_SIDES
 
-from .models import Invite, Match, MatchEvent
+from .models import Invite, Match, MatchEvent, QueueEntry, RematchOffer
+from .signals import match_changed, queue_left
 
 log = logging.getLogger(__name__)
 
 START_WINDOW_MS = 60_000  # both must press 開始 within this, or the match is aborted
 CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
-MAX_FRAME_BYTES = 4096
+MAX_FRAME_BYTES = 4096  # UTF-8 bytes of one client frame
 GUEST_NAME_MAX = 40
+# The sweeper looks at a row this long after its wake-up time: a frame stamped
+# just before a deadline may still be on its way to the row lock, and it is
+# judged by its receipt time, so the sweeper must not beat it to the lock.
+GRACE_MS = 50
+# Abuse limits (issue 8): open invites, and matches not yet over, per user.
+MAX_OPEN_INVITES = 20
+MAX_OPEN_MATCHES = 3
+# An outage longer than this voids the matches it froze instead of crediting
+# their clocks: the players cannot be expected to be waiting still.
+OUTAGE_VOID_AFTER_MS = 180_000
 
 ENGINE_OPS = ("place", "bid", "accept", "decline", "resign", "reveal")
 PLATFORM_OPS = ("start", "continue", "flag", "sync")
 REMATCH_OPS = ("rematch", "rematch_accept", "rematch_decline")  # matches/rematch.py
 OPS = ENGINE_OPS + PLATFORM_OPS + REMATCH_OPS
 IDEMPOTENT_OPS = ("start", "continue", "flag")
+OPEN_STATUSES = (Match.Status.WAITING, Match.Status.LIVE)
+
+# Stored in void_reason (English source text); templates translate it when shown.
+VOID_OUTAGE = gettext_noop(
+    "The server was unreachable for more than three minutes while this match was being "
+    "played, so the match is void. Ratings are unchanged."
+)
+VOID_STAFF = gettext_noop("Staff voided this match after a service fault. Ratings are unchanged.")
 
 
 def _setting_ms(name: str, default: int) -> int:
     # Tests shorten these (a real match always uses the RULES §7 numbers).
-    value = getattr(settings, name, default)
-    return int(value)
+    return int(getattr(settings, name, default))
 
 
 def match_clock() -> engine.ClockConfig:
@@ -72,11 +107,28 @@ def now_ms() -> int:
 class ServiceError(Exception):
     """A request that changes nothing. ``code`` is a stable word; ``message`` is for people."""
 
-    def __init__(self, code: str, message: str, *, version: int | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, version: int | None = None, match_id: int | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.version = version
+        self.match_id = match_id  # the match a ``busy`` player should go back to
+
+
+@dataclass(frozen=True)
+class Change:
+    """A committed change of one match: its new version and each audience's state frame.
+
+    ``frames`` maps an audience (``seat0``, ``seat1``, ``device``, ``watch``) to
+    the JSON text of its ``state`` frame (docs/protocol.md), so that a frame is
+    encoded once, whatever number of sockets and processes send it.
+    """
+
+    match_id: int
+    version: int
+    frames: dict[str, str]
 
 
 @dataclass
@@ -85,6 +137,127 @@ class Outcome:
     state: engine.MatchState | None
     # Set when the frame was not applied although the match changed (it lost on time).
     error: ServiceError | None = None
+    change: Change | None = field(default=None, repr=False)
+
+
+# --- audiences and frames ---------------------------------------------------------
+
+
+def audiences(m: Match) -> tuple[str, ...]:
+    """The channel audiences of ``m``: each seat (or the one device), and spectators."""
+    if m.kind == Match.Kind.SAME_DEVICE:
+        return ("device", "watch")
+    return ("seat0", "seat1", "watch")
+
+
+def audience_of(m: Match, user_id: int | None) -> str:
+    """Whose view ``user_id`` gets: a seat's, the device's, or a spectator's (``watch``)."""
+    seats = m.seats_of(user_id)
+    if not seats:
+        return "watch"
+    return "device" if m.kind == Match.Kind.SAME_DEVICE else f"seat{seats[0]}"
+
+
+def _seat_for(m: Match, state: engine.MatchState | None, audience: str) -> int | None:
+    if audience.startswith("seat"):
+        return int(audience[4:])
+    # Same device: the seat to act once it has revealed; nobody's hand otherwise.
+    if audience == "device" and state is not None and not state.awaiting_reveal:
+        return state.to_act
+    return None
+
+
+def view_for(
+    m: Match,
+    state: engine.MatchState | None,
+    audience: str,
+    now: int,
+    *,
+    since_seq: int | None = None,
+) -> dict[str, Any]:
+    """What ``audience`` sees (docs/protocol.md): the engine's view plus the ``match`` block.
+
+    With ``since_seq`` the view's ``events`` are only those after it (a pushed
+    change); without, the recent events (a full view, on connect).
+    """
+    seat = _seat_for(m, state, audience)
+    if state is None:
+        view: dict[str, Any] = {"seat": seat, "phase": None, "events": []}
+    else:
+        view = engine.view_for(state, seat, now, since_seq=since_seq)
+    view["events_after"] = since_seq
+    view["match"] = {
+        "id": m.pk,
+        "kind": m.kind,
+        "status": m.status,
+        "names": m.names(),
+        "you": seat if audience != "watch" else None,
+        "watching": audience == "watch",
+        "ready": list(m.ready),
+        "ready_deadline": m.ready_deadline_ms,
+        "server_now": now,
+        "result": _result(m),
+        "version": m.version,
+        "void_reason": m.void_reason,
+        "rematch": rematch_block(m) if audience != "watch" else None,
+    }
+    return view
+
+
+def state_frame(view: dict[str, Any]) -> str:
+    """The JSON text of a ``state`` frame holding ``view``."""
+    return json.dumps(
+        {"type": "state", "version": view["match"]["version"], "view": view},
+        separators=(",", ":"),
+    )
+
+
+def _frames(
+    m: Match, state: engine.MatchState | None, now: int, since_seq: int | None
+) -> dict[str, str]:
+    return {a: state_frame(view_for(m, state, a, now, since_seq=since_seq)) for a in audiences(m)}
+
+
+def _result(m: Match) -> dict[str, Any] | None:
+    if m.status == Match.Status.FINISHED:
+        return {"winner": m.winner_seat, "end": m.end_reason}
+    if m.status == Match.Status.ABORTED:
+        return {"winner": None, "end": "abort"}
+    if m.status == Match.Status.VOIDED:
+        return {"winner": None, "end": "void", "reason": m.void_reason}
+    return None
+
+
+def rematch_block(m: Match) -> dict[str, Any] | None:
+    """The ``rematch`` entry of the view's ``match`` block (see ``matches.rematch``)."""
+    if not m.is_over:
+        return None
+    try:
+        offer = m.rematch_offer  # cached on the instance: one query for all views
+    except RematchOffer.DoesNotExist:
+        offer = None
+    if offer is None:
+        return {
+            "status": "none",
+            "offered_by": None,
+            "declined": False,
+            "new_match": None,
+            "expires_at": None,
+        }
+    status = offer.status
+    if status == RematchOffer.Status.OPEN and timezone.now() >= offer.expires_at:
+        status = "expired"
+    return {
+        "status": status,
+        "offered_by": offer.offered_by,
+        "declined": offer.status == RematchOffer.Status.DECLINED,
+        "new_match": offer.new_match_id,
+        "expires_at": (
+            int(offer.expires_at.timestamp() * 1000)
+            if offer.status == RematchOffer.Status.OPEN
+            else None
+        ),
+    }
 
 
 # --- creating matches ------------------------------------------------------
@@ -97,32 +270,84 @@ def _deal(match: Match, hand_no: int) -> engine.Deal:
     return engine.Deal.shuffled(secrets.SystemRandom())
 
 
-def _new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = "") -> Match:
+def lock_users(
+    user_ids: list[int] | tuple[int, ...], *, skip_locked: bool = False
+) -> dict[int, Any]:
+    """Lock the users' rows (in id order) and return them; the serializer of match creation.
+
+    Every path that puts a player into a match, or into the queue, takes this
+    lock first; the ranked pairing takes it with ``skip_locked`` so it never waits.
+    """
+    qs = get_user_model().objects.select_for_update(skip_locked=skip_locked)
+    return {u.pk: u for u in qs.filter(pk__in=list(user_ids)).order_by("pk")}
+
+
+def open_matches_of(user_ids: list[int]) -> list[Match]:
+    """The waiting or live matches in which any of ``user_ids`` holds a seat."""
+    if not user_ids:
+        return []
+    return list(
+        Match.objects.filter(
+            Q(player0_id__in=user_ids) | Q(player1_id__in=user_ids), status__in=OPEN_STATUSES
+        ).order_by("created_at", "pk")
+    )
+
+
+def check_free(user: Any, *, opponent: Any = None) -> None:
+    """Refuse a new match for a player who is playing one, or has too many waiting.
+
+    Call with the players' row locks held (:func:`lock_users`), so that the
+    count cannot change before the new match is committed.
+    """
+    for who in (user, opponent):
+        if who is None:
+            continue
+        mine = open_matches_of([who.pk])
+        live = next((m for m in mine if m.status == Match.Status.LIVE), None)
+        if live is not None:
+            if who is user:
+                raise ServiceError("busy", _("Finish your current match first."), match_id=live.pk)
+            raise ServiceError("opponent_busy", _("Your opponent is playing another match now."))
+        if len(mine) >= MAX_OPEN_MATCHES:
+            if who is user:
+                raise ServiceError(
+                    "too_many_matches",
+                    _("You already have %(n)d matches waiting to start.") % {"n": len(mine)},
+                    match_id=mine[0].pk,
+                )
+            raise ServiceError(
+                "opponent_busy", _("Your opponent has too many matches waiting to start.")
+            )
+
+
+def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = "") -> Match:
+    """A new match waiting for both players to press 開始 (inside the caller's transaction)."""
     now = now_ms()
+    deadline = now + start_window_ms()
     m = Match.objects.create(
         kind=kind,
         player0=player0,
         player1=player1,
         guest_name=guest_name,
-        ready_deadline_ms=now + start_window_ms(),
+        ready_deadline_ms=deadline,
+        wake_at_ms=deadline,
     )
     _record(m, [{"type": "created", "t": now}])
-    _after_commit(m, None)
     return m
 
 
-def _claim_players(user_ids: list[int]) -> None:
-    """Take the players' row locks and out of the ranked queue before a match is made.
+def _claim_players(users: list[Any]) -> None:
+    """Take the players' row locks, check they are free, and take them out of the queue.
 
     The ranked pairing takes the same locks and re-checks who is busy under
     them, so a pairing committing at the same moment as an invite can never put
     one player into two new matches.
     """
-    from . import queue
-
-    queue.lock_users(user_ids)
-    for entry in queue.QueueEntry.objects.filter(user_id__in=user_ids).select_related("user"):
-        queue.leave(entry.user)
+    lock_users([u.pk for u in users])
+    check_free(users[0], opponent=users[1] if len(users) > 1 else None)
+    ids = [u.pk for u in users]
+    if QueueEntry.objects.filter(user_id__in=ids).delete()[0]:
+        transaction.on_commit(lambda: queue_left.send(sender=Match, user_ids=ids))
 
 
 @transaction.atomic
@@ -133,12 +358,22 @@ def create_same_device(user: Any, guest_name: str) -> Match:
         raise ServiceError("bad_request", _("Give the second player a name."))
     if len(name) > GUEST_NAME_MAX:
         raise ServiceError("bad_request", _("That name is too long."))
-    _claim_players([user.pk])
-    return _new_match(Match.Kind.SAME_DEVICE, user, None, name)
+    _claim_players([user])
+    return new_match(Match.Kind.SAME_DEVICE, user, None, name)
 
 
 @transaction.atomic
 def create_invite(user: Any) -> Invite:
+    lock_users([user.pk])
+    open_invites = Invite.objects.filter(
+        creator=user, status=Invite.Status.OPEN, expires_at__gt=timezone.now()
+    ).count()
+    if open_invites >= MAX_OPEN_INVITES:
+        raise ServiceError(
+            "too_many_invites",
+            _("You have %(n)d open invites: cancel one before making another.")
+            % {"n": open_invites},
+        )
     return Invite.objects.create(creator=user)
 
 
@@ -162,7 +397,7 @@ def accept_invite(code: str, user: Any) -> Match:
 
     The invite row is locked, so the second accept waits and then sees it accepted.
     """
-    inv = Invite.objects.select_for_update().filter(code=code).first()
+    inv = Invite.objects.select_for_update().select_related("creator").filter(code=code).first()
     if inv is None:
         raise ServiceError("not_found", _("No such invite."))
     if inv.creator_id == user.pk:
@@ -173,8 +408,8 @@ def accept_invite(code: str, user: Any) -> Match:
         raise ServiceError("invite_closed", _("This invite was cancelled."))
     if inv.expired:
         raise ServiceError("invite_expired", _("This invite has expired."))
-    _claim_players([inv.creator_id, user.pk])
-    m = _new_match(Match.Kind.CASUAL, inv.creator, user)
+    _claim_players([user, inv.creator])
+    m = new_match(Match.Kind.CASUAL, inv.creator, user)
     inv.status = Invite.Status.ACCEPTED
     inv.accepted_by = user
     inv.match = m
@@ -226,16 +461,18 @@ def _int_pair(x: Any) -> list[int]:
 # --- the one entry point for a seat's frame --------------------------------
 
 
-def locked_match(match_id: int) -> Match | None:
-    """The match with both players, locked until the transaction ends."""
-    return (
+def _match_query(*, lock: bool = False, skip_locked: bool = False) -> Any:
+    qs = Match.objects.select_related("player0", "player1").order_by()
+    if lock:
         # of=("self",): player1 is nullable (same device), and PostgreSQL
         # refuses FOR UPDATE on the nullable side of the outer join.
-        Match.objects.select_for_update(of=("self",))
-        .select_related("player0", "player1")
-        .filter(pk=match_id)
-        .first()
-    )
+        qs = qs.select_for_update(of=("self",), skip_locked=skip_locked)
+    return qs
+
+
+def locked_match(match_id: int, *, skip_locked: bool = False) -> Match | None:
+    """The match with both players, locked until the transaction ends."""
+    return next(iter(_match_query(lock=True, skip_locked=skip_locked).filter(pk=match_id)), None)
 
 
 def seated(m: Match | None, user: Any) -> tuple[Match, list[int], engine.MatchState | None]:
@@ -251,15 +488,16 @@ def seated(m: Match | None, user: Any) -> tuple[Match, list[int], engine.MatchSt
 
 
 def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
-    """Apply one client frame, timed at ``received_at`` (epoch ms, stamped on arrival)."""
-    parsed = parse_frame(frame)
-    if parsed["op"] in REMATCH_OPS:
-        from .rematch import act_rematch
+    """Apply one client frame, timed at ``received_at`` (epoch ms, stamped on arrival).
 
-        return act_rematch(match_id, user, parsed["op"])  # type: ignore[no-any-return]
+    Rematch ops belong to ``matches.rematch.act_rematch`` (the consumer routes them).
+    """
+    parsed = parse_frame(frame)
+    op = parsed["op"]
+    if op in REMATCH_OPS:
+        raise ServiceError("bad_request", _("Unknown operation."))
     with transaction.atomic():
         m, seats, state = seated(locked_match(match_id), user)
-        op = parsed["op"]
         if op == "sync":
             return Outcome(m, state)
         if m.is_over:
@@ -270,6 +508,7 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
             raise ServiceError(
                 "stale", _("The match moved on; here is the current position."), version=m.version
             )
+        before = state
         events: list[dict[str, Any]] = []
         error = None
         if m.status == Match.Status.WAITING:
@@ -285,8 +524,8 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
             error = ServiceError("aborted", _("Start was not pressed in time: aborted."))
         if not events:
             return Outcome(m, state, error)  # nothing happened (a flag before the deadline)
-        _save(m, state, events)
-    return Outcome(m, state, error)
+        change = save_change(m, state, events, before=before, now=received_at)
+    return Outcome(m, state, error, change)
 
 
 def _waiting_op(
@@ -361,7 +600,7 @@ def _live_op(
         if all(m.ready) or window_over:
             return _start_next_hand(m, state, now, events)
         return state
-    seat = _acting_seat(m, state, seats)
+    seat = _acting_seat(state, seats)
     action = engine.Action(
         op,
         seat,
@@ -377,7 +616,7 @@ def _live_op(
     return _follow_forced(m, state, now, events)
 
 
-def _acting_seat(m: Match, state: engine.MatchState, seats: list[int]) -> int:
+def _acting_seat(state: engine.MatchState, seats: list[int]) -> int:
     if len(seats) == 1:
         return seats[0]
     # Same device: the device acts for whoever is to act (or seat 0 between hands).
@@ -444,78 +683,75 @@ def _abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:
 
 
 _ILLEGAL_MESSAGES = {
-    "not_your_turn": "It is not your turn.",
-    "not_revealed": "Show your hand first.",
-    "not_awaiting": "Nothing waits for a reveal.",
-    "bad_position": "That position is not open.",
-    "no_match": "That tile does not match that end.",
-    "not_in_hand": "That tile is not in your hand.",
-    "forced_opening": "You must open with the forced tile.",
-    "must_place": "You must place a tile (the one you drew, if you drew).",
-    "must_draw": "Draw from the talon.",
-    "talon_empty": "The talon is empty.",
-    "bad_amount": "Bids are multiples of 5: at least 15, and a raise at least 5 more.",
-    "unaffordable": "You cannot afford that bid.",
-    "bid_standing": "A bid stands: accept or raise.",
-    "no_bid": "There is no bid to accept.",
-    "bad_phase": "That is not possible in this phase.",
-    "match_over": "The match is over.",
-    "timeout": "Your time ran out.",
+    "not_your_turn": gettext_noop("It is not your turn."),
+    "not_revealed": gettext_noop("Show your hand first."),
+    "not_awaiting": gettext_noop("Nothing waits for a reveal."),
+    "bad_position": gettext_noop("That position is not open."),
+    "no_match": gettext_noop("That tile does not match that end."),
+    "not_in_hand": gettext_noop("That tile is not in your hand."),
+    "forced_opening": gettext_noop("You must open with the forced tile."),
+    "must_place": gettext_noop("You must place a tile (the one you drew, if you drew)."),
+    "must_draw": gettext_noop("Draw from the talon."),
+    "talon_empty": gettext_noop("The talon is empty."),
+    "bad_amount": gettext_noop(
+        "Bids are multiples of 5: at least 15, and a raise at least 5 more."
+    ),
+    "unaffordable": gettext_noop("You cannot afford that bid."),
+    "bid_standing": gettext_noop("A bid stands: accept or raise."),
+    "no_bid": gettext_noop("There is no bid to accept."),
+    "bad_phase": gettext_noop("That is not possible in this phase."),
+    "match_over": gettext_noop("The match is over."),
+    "timeout": gettext_noop("Your time ran out."),
 }
 
 
 def _illegal_message(code: str) -> str:
-    return _(_ILLEGAL_MESSAGES.get(code, "That move is not allowed."))
+    return _(_ILLEGAL_MESSAGES.get(code, gettext_noop("That move is not allowed.")))
 
 
-# --- the deadline backstop -------------------------------------------------
+# --- saving a change ---------------------------------------------------------------
 
 
-def check_match(match_id: int, version: int, now: int | None = None) -> bool:
-    """The backstop: whatever must happen by itself at this match's next deadline.
+def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
+    """When the sweeper must next look at this match (epoch ms), if ever."""
+    if m.is_over:
+        return None
+    if m.status == Match.Status.WAITING:
+        return m.ready_deadline_ms
+    if state is None:
+        return None
+    if state.phase == engine.HAND_OVER:
+        return m.ready_deadline_ms
+    return engine.deadline(state)
 
-    Scheduled for ``version``; a newer version means a newer timer exists, so a
-    stale one does nothing (idempotent). Returns whether anything changed.
-    The time is read *after* the lock is held, so a late backstop can only find
-    a deadline further in the past: it never lets a late move through, and a
-    frame that arrived in time was stamped on arrival and is judged by that.
+
+def save_change(
+    m: Match,
+    state: engine.MatchState | None,
+    events: list[dict[str, Any]],
+    *,
+    before: engine.MatchState | None = None,
+    now: int | None = None,
+) -> Change:
+    """Write a change of locked ``m`` (one UPDATE, one INSERT) and publish it after commit.
+
+    ``before`` is the state the change started from: the pushed frames carry
+    only the events after it. Must run inside the transaction holding the lock.
     """
-    with transaction.atomic():
-        m = Match.objects.select_for_update().filter(pk=match_id).first()
-        if m is None or m.version != version or m.is_over:
-            return False
-        t = now_ms() if now is None else now
-        events: list[dict[str, Any]] = []
-        state = engine.from_dict(m.state) if m.state is not None else None
-        if m.status == Match.Status.WAITING:
-            if m.ready_deadline_ms is None or t < m.ready_deadline_ms:
-                _after_commit(m, state, push=False)  # woke early: sleep again
-                return False
-            _abort(m, t, events)
-        else:
-            assert state is not None
-            before = m.version
-            new, ev = engine.expire(state, t)
-            if ev:
-                events.extend(ev)
-                _finish_if_over(m, new)
-                state = new
-            elif state.phase == engine.HAND_OVER:
-                state = _maybe_auto_continue(m, state, t, events)
-            if not events:
-                assert m.version == before
-                _after_commit(m, state, push=False)
-                return False
-        _save(m, state, events)
-        return True
-
-
-def _save(m: Match, state: engine.MatchState | None, events: list[dict[str, Any]]) -> None:
     m.state = None if state is None else engine.to_dict(state)
     m.version += 1
+    m.wake_at_ms = next_wakeup(m, state)
     m.save()
     _record(m, events)
-    _after_commit(m, state)
+    since = before.seq if before is not None else None
+    change = Change(m.pk, m.version, _frames(m, state, now_ms() if now is None else now, since))
+    transaction.on_commit(lambda: publish(change))
+    return change
+
+
+def publish(change: Change) -> None:
+    """Hand a committed change to whoever pushes it (``matches.broadcast``)."""
+    match_changed.send(sender=Match, change=change)
 
 
 def _record(m: Match, events: list[dict[str, Any]]) -> None:
@@ -531,118 +767,191 @@ def _record(m: Match, events: list[dict[str, Any]]) -> None:
     )
 
 
-def _after_commit(m: Match, state: engine.MatchState | None, *, push: bool = True) -> None:
-    from . import broadcast, timers
-
-    match_id, version = m.pk, m.version
-    wake = next_wakeup(m, state)
-
-    def after() -> None:
-        if push:
-            broadcast.push_match(match_id)
-        if wake is not None:
-            timers.schedule(match_id, version, wake)
-
-    transaction.on_commit(after)
+def record_event(m: Match, event: dict[str, Any]) -> None:
+    """Append one platform event (a rematch offer, say) under the match's current version."""
+    _record(m, [event])
 
 
-def rearm(m: Match) -> None:
-    """Schedule the backstop for the match as it stands (after a process restart, say)."""
-    state = engine.from_dict(m.state) if m.state is not None else None
-    wake = next_wakeup(m, state)
-    if wake is not None:
-        from . import timers
-
-        timers.schedule(m.pk, m.version, wake)
+# --- the sweeper's side: deadlines, outages, lost pushes ---------------------------
 
 
-def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
-    """When the backstop must next look at this match (epoch ms), if ever."""
-    if m.is_over:
-        return None
-    if m.status == Match.Status.WAITING:
-        return m.ready_deadline_ms
-    if state is None:
-        return None
-    if state.phase == engine.HAND_OVER:
-        return m.ready_deadline_ms
-    return engine.deadline(state)
+def due_matches(until_ms: int, limit: int = 200) -> list[tuple[int, int]]:
+    """``(id, version)`` of the matches due to wake up at or before ``until_ms``."""
+    return list(
+        Match.objects.filter(wake_at_ms__lte=until_ms)
+        .order_by("wake_at_ms")
+        .values_list("pk", "version")[:limit]
+    )
+
+
+def next_wake_ms() -> int | None:
+    """The earliest pending wake-up time (epoch ms), if any."""
+    row = (
+        Match.objects.filter(wake_at_ms__isnull=False)
+        .order_by("wake_at_ms")
+        .values_list("wake_at_ms", flat=True)[:1]
+    )
+    return next(iter(row), None)
+
+
+def check_match(match_id: int, version: int | None = None, now: int | None = None) -> bool:
+    """Whatever must happen by itself at this match's wake-up time; whether anything did.
+
+    Idempotent: a stale ``version`` (the match moved on) or a row locked by a
+    frame being applied right now is left alone — the newer version carries its
+    own wake-up time. The time is read *after* the lock is held, so a late
+    sweep can only find a deadline further in the past: it never lets a late
+    move through, and a frame that arrived in time was stamped on arrival and
+    is judged by that.
+    """
+    with transaction.atomic():
+        m = locked_match(match_id, skip_locked=True)
+        if m is None or (version is not None and m.version != version) or m.is_over:
+            return False
+        t = now_ms() if now is None else now
+        if m.wake_at_ms is None or t < m.wake_at_ms:
+            return False  # woke early: the row says when
+        events: list[dict[str, Any]] = []
+        state = engine.from_dict(m.state) if m.state is not None else None
+        before = state
+        if m.status == Match.Status.WAITING:
+            _abort(m, t, events)
+        else:
+            assert state is not None
+            new, ev = engine.expire(state, t)
+            if ev:
+                events.extend(ev)
+                _finish_if_over(m, new)
+                state = new
+            elif state.phase == engine.HAND_OVER:
+                state = _maybe_auto_continue(m, state, t, events)
+        if not events:
+            # Nothing due after all (cannot happen while wake_at_ms is right): recompute it.
+            m.wake_at_ms = next_wakeup(m, state)
+            m.save(update_fields=["wake_at_ms"])
+            return False
+        save_change(m, state, events, before=before, now=t)
+        return True
+
+
+def credit_outage(start_ms: int, end_ms: int) -> list[int]:
+    """The platform could not receive frames from ``start_ms`` to ``end_ms``: nobody pays.
+
+    Every waiting or live match is given the outage back (RULES §8; ARCHITECTURE
+    "Time"): a running decision's clock by ``engine.credit``, a start or
+    continue window by moving its deadline on. After an outage longer than
+    :data:`OUTAGE_VOID_AFTER_MS` a live match is voided instead (no rating
+    change). Returns the ids changed. Each match is its own transaction.
+    """
+    ids = list(
+        Match.objects.filter(status__in=OPEN_STATUSES).order_by("pk").values_list("pk", flat=True)
+    )
+    changed = []
+    for pk in ids:
+        if _credit_one(pk, start_ms, end_ms):
+            changed.append(pk)
+    if changed:
+        log.warning(
+            "outage of %d ms (%d → %d) credited to matches %s",
+            end_ms - start_ms,
+            start_ms,
+            end_ms,
+            changed,
+        )
+    return changed
+
+
+def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
+    with transaction.atomic():
+        m = locked_match(match_id)
+        if m is None or m.is_over:
+            return False
+        state = engine.from_dict(m.state) if m.state is not None else None
+        if m.status == Match.Status.LIVE and end_ms - start_ms > OUTAGE_VOID_AFTER_MS:
+            void_locked(m, state, VOID_OUTAGE, end_ms)
+            return True
+        event: dict[str, Any] = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms}
+        before = state
+        if state is not None and engine.deadline(state) is not None:
+            state, ms = engine.credit(state, start_ms, end_ms)
+            event.update(ms=ms, player=state.to_act)
+        elif m.ready_deadline_ms is not None and m.ready_deadline_ms > start_ms:
+            ms = end_ms - start_ms
+            m.ready_deadline_ms += ms
+            event.update(ms=ms, player=None, window=True)
+        else:
+            return False
+        if not event["ms"]:
+            return False
+        save_change(m, state, [event], before=before, now=end_ms)
+        return True
+
+
+def void_locked(m: Match, state: engine.MatchState | None, reason: str, now: int) -> Change:
+    """Void the locked live match ``m``: no winner, no rating change, every audience told."""
+    m.status = Match.Status.VOIDED
+    m.end_reason = "void"
+    m.winner_seat = None
+    m.finished_at = timezone.now()
+    m.ready_deadline_ms = None
+    m.void_reason = m.void_reason or reason
+    change = save_change(m, state, [{"type": "voided", "reason": m.void_reason, "t": now}])
+    log.warning("match %s voided: %s", m.pk, m.void_reason)
+    return change
+
+
+def void_match(match_id: int, reason: str = VOID_STAFF) -> bool:
+    """Void one live match (idempotent); whether it was voided now."""
+    with transaction.atomic():
+        m = locked_match(match_id)
+        if m is None or m.status != Match.Status.LIVE:
+            return False
+        state = engine.from_dict(m.state) if m.state is not None else None
+        void_locked(m, state, reason, now_ms())
+        return True
+
+
+def mark_unpushed(match_id: int) -> None:
+    """A committed change could not be pushed: the sweeper pushes the match again."""
+    Match.objects.filter(pk=match_id).update(needs_push=True)
+
+
+def repush_pending(limit: int = 100) -> list[int]:
+    """Push the current frames of every match whose push failed; returns those pushed."""
+    done = []
+    for pk, version in Match.objects.filter(needs_push=True).values_list("pk", "version")[:limit]:
+        change = current_change(pk)
+        if change is None:
+            continue
+        publish(change)
+        # Compare-and-set: a failure of a newer push sets the flag again.
+        Match.objects.filter(pk=pk, version=version).update(needs_push=False)
+        done.append(pk)
+    return done
 
 
 # --- views -----------------------------------------------------------------
 
 
-def view_for(
-    m: Match, state: engine.MatchState | None, seat: int | None, now: int
-) -> dict[str, Any]:
-    """What ``seat`` sees (PROTOCOL.md) plus the platform's ``match`` block.
-
-    At a same-device match ``seat`` is ignored: the device sees the seat to
-    act once it has revealed, and a spectator's view (no hand) otherwise.
-    """
-    if m.kind == Match.Kind.SAME_DEVICE:
-        seat = None
-        if state is not None and state.to_act is not None and not state.awaiting_reveal:
-            seat = state.to_act
-    if state is None:
-        view: dict[str, Any] = {"seat": seat, "phase": None}
-    else:
-        view = engine.view_for(state, seat, now)
-    view["match"] = {
-        "id": m.pk,
-        "kind": m.kind,
-        "status": m.status,
-        "names": m.names(),
-        "you": seat,
-        "ready": list(m.ready),
-        "ready_deadline": m.ready_deadline_ms,
-        "server_now": now,
-        "result": _result(m),
-        "version": m.version,
-        "void_reason": m.void_reason,
-    }
-    from .rematch import rematch_block
-
-    view["match"]["rematch"] = rematch_block(m)
-    return view
-
-
-def _result(m: Match) -> dict[str, Any] | None:
-    if m.status == Match.Status.FINISHED:
-        return {"winner": m.winner_seat, "end": m.end_reason}
-    if m.status == Match.Status.ABORTED:
-        return {"winner": None, "end": "abort"}
-    if m.status == Match.Status.VOIDED:
-        return {"winner": None, "end": "void", "reason": m.void_reason}
-    return None
-
-
 def current_view(match_id: int, user: Any) -> tuple[Match, dict[str, Any]]:
-    """A seat holder's current view (for the page and reconnects); ``ServiceError`` otherwise."""
-    m, seats, state = seated(
-        Match.objects.select_related("player0", "player1").filter(pk=match_id).first(), user
-    )
-    return m, view_for(m, state, seats[0], now_ms())
+    """A seat holder's full view (the page, a reconnect); ``ServiceError`` otherwise."""
+    m, _seats, state = seated(next(iter(_match_query().filter(pk=match_id)), None), user)
+    return m, view_for(m, state, audience_of(m, user.pk), now_ms())
 
 
-def seat_views(match_id: int) -> tuple[Match, dict[str, dict[str, Any]]] | None:
-    """Each audience's view, keyed by channel group suffix (``seat0``, ``seat1`` or ``device``)."""
-    m = Match.objects.select_related("player0", "player1").filter(pk=match_id).first()
+def current_change(match_id: int) -> Change | None:
+    """Every audience's full frame as the match stands (a push retried after a failure)."""
+    m = next(iter(_match_query().filter(pk=match_id)), None)
     if m is None:
         return None
     state = engine.from_dict(m.state) if m.state is not None else None
-    now = now_ms()
-    if m.kind == Match.Kind.SAME_DEVICE:
-        return m, {"device": view_for(m, state, None, now)}
-    return m, {f"seat{s}": view_for(m, state, s, now) for s in (0, 1)}
+    return Change(m.pk, m.version, _frames(m, state, now_ms(), None))
 
 
 def live_matches_of(user: Any) -> list[Match]:
-    from django.db.models import Q
-
     return list(
         Match.objects.filter(
             Q(player0=user) | Q(player1=user),
-            status__in=[Match.Status.WAITING, Match.Status.LIVE],
+            status__in=OPEN_STATUSES,
         ).select_related("player0", "player1")
     )

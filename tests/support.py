@@ -7,6 +7,8 @@ imported into a conftest would be registered a second time, so none is here.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +20,7 @@ import engine
 from matches import services
 from matches.lobby_consumer import LobbyConsumer
 from matches.models import Match
+from matches.signals import match_changed
 
 PASSWORD = "correct horse battery staple"  # everyone's, in the folders that log in
 START = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)  # where the clock fixture stands
@@ -31,9 +34,10 @@ def make_user(name: str, password: str | None = None, **extra: Any) -> Any:
 
 
 def use_embedded_default(settings: Any, *, deal_seed: int | None = None) -> Any:
-    """The embedded default: in-memory channel layer, asyncio deadline timers, no
-    background loops; random deals unless ``deal_seed`` is given."""
-    settings.MATCH_TIMERS = "asyncio"
+    """The embedded default: in-memory channel layer, the sweeper in the web process,
+    no background loops; random deals unless ``deal_seed`` is given."""
+    settings.MATCH_SWEEPER = "web"
+    settings.REDIS_URL = ""
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     settings.DEAL_SEED = deal_seed
     settings.MATCH_BACKGROUND = False
@@ -56,13 +60,32 @@ def frame_for(action: engine.Action, version: int | None = None) -> dict[str, An
     return frame
 
 
+# What a browser on this site sends with every WebSocket (matches/socket_auth.py).
+SITE_HEADERS = [(b"host", b"localhost"), (b"origin", b"http://localhost")]
+
+
 async def connect_lobby(user: Any) -> WebsocketCommunicator:
     """A lobby socket (``/ws/lobby/``) for ``user``, connected."""
-    comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/")
+    comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/", headers=SITE_HEADERS)
     comm.scope["user"] = user
     connected, _ = await comm.connect()
     assert connected
     return comm
+
+
+@contextlib.contextmanager
+def capture_changes() -> Iterator[list[services.Change]]:
+    """Every change ``matches.services`` publishes (after its commit) while inside."""
+    seen: list[services.Change] = []
+
+    def keep(sender: Any, change: services.Change, **kwargs: Any) -> None:
+        seen.append(change)
+
+    match_changed.connect(keep, dispatch_uid="tests.capture_changes")
+    try:
+        yield seen
+    finally:
+        match_changed.disconnect(dispatch_uid="tests.capture_changes")
 
 
 class Tables:
@@ -71,7 +94,7 @@ class Tables:
     def ranked(self, a: Any, b: Any) -> Match:
         # The ranked queue's constructor, until a public one exists.
         with transaction.atomic():
-            return services._new_match(Match.Kind.RANKED, a, b)
+            return services.new_match(Match.Kind.RANKED, a, b)
 
     def casual(self, a: Any, b: Any) -> Match:
         return services.accept_invite(services.create_invite(a).code, b)

@@ -17,7 +17,7 @@ ENV_KEYS = (
     "ALLOWED_HOSTS",
     "DATABASE_URL",
     "REDIS_URL",
-    "MATCH_TIMERS",
+    "MATCH_SWEEPER",
     "SB_DEAL_SEED",
     "SERVE_STATIC",
 )
@@ -30,7 +30,7 @@ print(json.dumps({
     "ENGINE": s.DATABASES["default"]["ENGINE"],
     "OPTIONS": s.DATABASES["default"].get("OPTIONS", {}),
     "LAYER": s.CHANNEL_LAYERS["default"]["BACKEND"],
-    "MATCH_TIMERS": s.MATCH_TIMERS,
+    "MATCH_SWEEPER": s.MATCH_SWEEPER,
     "BROKER": s.CELERY_BROKER_URL,
     "DEAL_SEED": s.DEAL_SEED,
     "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
@@ -72,7 +72,7 @@ def test_nothing_set_gives_the_embedded_default() -> None:
     assert s["DEBUG"] is True
     assert s["ENGINE"] == "django.db.backends.sqlite3"
     assert s["LAYER"] == "channels.layers.InMemoryChannelLayer"
-    assert s["MATCH_TIMERS"] == "asyncio"
+    assert s["MATCH_SWEEPER"] == "web"
     assert s["BROKER"] == "memory://"
     assert s["DEAL_SEED"] is None
     assert s["LANGUAGE_CODE"] == "ja"
@@ -85,10 +85,10 @@ def test_sqlite_takes_the_write_lock_at_the_start_of_each_transaction() -> None:
     assert options["timeout"] > 0
 
 
-def test_redis_url_switches_on_the_redis_layer_and_celery_timers() -> None:
+def test_redis_url_switches_on_the_redis_layer_and_celery_sweeper() -> None:
     s = loaded(REDIS_URL="redis://127.0.0.1:6379/3")
     assert s["LAYER"] == "channels_redis.core.RedisChannelLayer"
-    assert s["MATCH_TIMERS"] == "celery"
+    assert s["MATCH_SWEEPER"] == "celery"
     assert s["BROKER"] == "redis://127.0.0.1:6379/3"
 
 
@@ -144,11 +144,11 @@ def test_a_deal_seed_is_refused_on_a_live_server() -> None:
     assert "SB_DEAL_SEED makes every deal predictable" in stderr
 
 
-def test_celery_timers_need_redis() -> None:
-    stderr = refused(MATCH_TIMERS="celery")
-    assert "MATCH_TIMERS=celery needs REDIS_URL" in stderr
+def test_celery_sweeper_need_redis() -> None:
+    stderr = refused(MATCH_SWEEPER="celery")
+    assert "MATCH_SWEEPER=celery needs REDIS_URL" in stderr
 
 
 def test_it_refuses_an_unknown_timer_kind() -> None:
-    stderr = refused(MATCH_TIMERS="cron")
-    assert "MATCH_TIMERS='cron' must be one of: asyncio, celery" in stderr
+    stderr = refused(MATCH_SWEEPER="cron")
+    assert "MATCH_SWEEPER='cron' must be one of: web, celery" in stderr

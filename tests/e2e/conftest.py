@@ -63,7 +63,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("REDIS_URL", None)
-    env.pop("MATCH_TIMERS", None)
+    env.pop("MATCH_SWEEPER", None)
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
         cwd=ROOT,

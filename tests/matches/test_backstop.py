@@ -1,19 +1,26 @@
-"""The deadline backstop: a match nobody touches still ends on time, and promptly.
+"""The deadline sweeper: a match nobody touches still ends on time, and promptly,
+whatever happened to the process that was meant to look at it.
 
 Two connected players start a match with a short clock (1.5 s main time,
 0.5 s delay) and then do nothing. Both sockets must receive the result (phase
 ``match_over``, end ``time``) within 1 s of the deadline shown in their view:
-once with the embedded default (asyncio timer in this process, in-memory
-channel layer), once with Celery (a real worker process, the Redis channel
-layer). The lateness is printed and recorded as a test property.
+once with the embedded default (the sweeper on this process's loop, in-memory
+channel layer), once with Celery (a real worker process whose sweeper thread
+finds the deadline in the database; the Redis channel layer). The lateness is
+printed and recorded as a test property.
 
-The last tests drive ``services.check_match`` with explicit times: a backstop,
+Then the faults: a worker killed with SIGKILL while a deadline is pending
+resolves it within 2 s of its restart; a match created while Redis is
+unreachable still ends; and nobody stays busy because of a dead match.
+
+The last tests drive ``services.check_match`` with explicit times: a sweep,
 however late, never lets a late move through, and a stale one does nothing.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -30,7 +37,7 @@ from wsclient import Socket, open_socket
 
 import engine
 from config.settings import redis_channel_layer
-from matches import services
+from matches import periodic, queue, services
 from matches.models import Match
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +51,14 @@ def short_clock(settings: Any) -> Any:
     settings.MATCH_DELAY_MS = DELAY_MS
     settings.DEAL_SEED = 21
     return settings
+
+
+@pytest.fixture
+async def background(settings: Any) -> Any:
+    """This process runs its web background work (tick, pulse; embedded: the sweeper)."""
+    settings.MATCH_BACKGROUND = True
+    yield settings
+    await periodic.stop()
 
 
 async def _nobody_moves(match: Match, alice: Any, bob: Any) -> list[int]:
@@ -86,119 +101,140 @@ async def _result(sock: Socket) -> dict[str, Any]:
 
 def _report(record_property: Callable[[str, Any], None], name: str, lateness: list[int]) -> None:
     record_property(f"{name}_lateness_ms", lateness)
-    print(f"\n{name} backstop: result heard {lateness} ms after the deadline")
+    print(f"\n{name} sweeper: result heard {lateness} ms after the deadline")
     for late in lateness:
         assert 0 <= late < LATE_LIMIT_MS, lateness
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_embedded_timer_ends_an_untouched_match_within_a_second_of_its_deadline(
-    alice: Any, bob: Any, short_clock: Any, record_property: Callable[[str, Any], None]
+async def test_the_embedded_sweeper_ends_an_untouched_match_within_a_second_of_its_deadline(
+    alice: Any,
+    bob: Any,
+    short_clock: Any,
+    background: Any,
+    record_property: Callable[[str, Any], None],
 ) -> None:
     match = await database_sync_to_async(new_casual)(alice, bob)
     lateness = await _nobody_moves(match, alice, bob)
-    _report(record_property, "asyncio", lateness)
+    _report(record_property, "embedded", lateness)
 
 
 # --- Celery: a real worker process ----------------------------------------------------------
 
 
+class Worker:
+    """A ``celery -A config worker`` process on the test database, with its own prefixes.
+
+    Redis db 15 is shared by test runs, so this run's queue, channel-layer prefix
+    and liveness keys are its own. The worker reads the test database's committed rows.
+    """
+
+    def __init__(self, tmp_path: Path, redis_url: str, tag: str) -> None:
+        layer = redis_channel_layer(redis_url, prefix=tag)
+        (tmp_path / f"{tag}_settings.py").write_text(
+            "from config.settings import *  # noqa: F403\n"
+            f"CHANNEL_LAYERS = {{'default': {layer!r}}}\n"
+            f"CELERY_TASK_DEFAULT_QUEUE = {tag!r}\n"
+            f"LIVENESS_PREFIX = {tag!r}\n"
+        )
+        db = connection.settings_dict
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": f"{tag}_settings",
+            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
+            "DATABASE_URL": (
+                f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
+                f"{db['PORT'] or 5432}/{db['NAME']}"
+            ),
+            "REDIS_URL": redis_url,
+            "MATCH_SWEEPER": "celery",
+        }
+        self.tag = tag
+        self.log = tmp_path / "worker.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> float:
+        """Start the worker and wait until it is ready; returns when (monotonic)."""
+        self.log.write_text("")
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "-Q",
+                    self.tag,
+                    "-P",
+                    "solo",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "-l",
+                    "info",
+                ],
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while "ready." not in self.log.read_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the Celery worker did not start:\n{self.log.read_text()}")
+            time.sleep(0.05)
+        return time.monotonic()
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 @pytest.fixture
-def celery_worker(
+def worker(
     require_postgres: None,
     require_redis: str,
     transactional_db: None,
     settings: Any,
     tmp_path: Path,
-) -> Iterator[str]:
-    """A ``celery -A config worker`` process on the test database, with its own queue and prefix.
-
-    Redis db 15 is shared by test runs, so this run's queue and channel-layer
-    prefix are its own. The worker reads the test database's committed rows.
-    """
-    from celery import Celery
-
-    from config.celery import app as project_app
-
+) -> Iterator[Worker]:
+    """A Celery worker for this test; this process plays the web tier (its pulse)."""
     tag = f"sbtest{uuid.uuid4().hex[:10]}"
-    layer = redis_channel_layer(require_redis, prefix=tag)
-    settings.CHANNEL_LAYERS = {"default": layer}
-    settings.MATCH_TIMERS = "celery"
-    (tmp_path / f"{tag}_settings.py").write_text(
-        "from config.settings import *  # noqa: F403\n"
-        f"CHANNEL_LAYERS = {{'default': {layer!r}}}\n"
-        f"CELERY_TASK_DEFAULT_QUEUE = {tag!r}\n"
-    )
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": f"{tag}_settings",
-        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
-        "DATABASE_URL": (
-            f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
-            f"{db['PORT'] or 5432}/{db['NAME']}"
-        ),
-        "REDIS_URL": require_redis,
-    }
-    log = tmp_path / "worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                tag,
-                "-P",
-                "solo",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                "-l",
-                "info",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    # This process publishes with an app of its own on the same broker and queue,
-    # so the project app's (in-memory broker) configuration is left untouched.
-    publisher = Celery("sbtest-publisher", set_as_current=False)
-    publisher.config_from_object("django.conf:settings", namespace="CELERY")
-    publisher.conf.update(broker_url=require_redis, task_default_queue=tag)
-    publisher.set_default()  # the timers publish from other threads: default, not just current
-    publisher.set_current()
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(require_redis, prefix=tag)}
+    settings.REDIS_URL = require_redis
+    settings.MATCH_SWEEPER = "celery"
+    settings.LIVENESS_PREFIX = tag
+    w = Worker(tmp_path, require_redis, tag)
+    w.start()
     try:
-        deadline = time.monotonic() + 60
-        while "ready." not in log.read_text():
-            if worker.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the Celery worker did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-        yield tag
+        yield w
     finally:
-        project_app.set_default()
-        project_app.set_current()
-        publisher.close()
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-        _forget_queue(require_redis, tag)
+        w.stop()
+        _forget_keys(require_redis, tag)
 
 
-def _forget_queue(url: str, queue: str) -> None:
-    """Drop this run's queue from the shared Redis (the start-window timers left in it)."""
+def _forget_keys(url: str, tag: str) -> None:
+    """Drop this run's keys from the shared Redis."""
     import redis
 
     client = redis.Redis.from_url(url)
     try:
-        client.delete(queue, f"_kombu.binding.{queue}")
+        keys = list(client.scan_iter(f"*{tag}*"))
+        if keys:
+            client.delete(*keys)
     finally:
         client.close()
 
@@ -208,12 +244,101 @@ async def test_a_celery_worker_ends_an_untouched_match_within_a_second_of_its_de
     alice: Any,
     bob: Any,
     short_clock: Any,
-    celery_worker: str,
+    worker: Worker,
+    background: Any,
     record_property: Callable[[str, Any], None],
 ) -> None:
     match = await database_sync_to_async(new_casual)(alice, bob)
     lateness = await _nobody_moves(match, alice, bob)
     _report(record_property, "celery", lateness)
+
+
+def _wait_for(pred: Callable[[], bool], timeout_s: float, what: str) -> float:
+    """Poll ``pred`` until it holds; returns when (monotonic). Fails after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not pred():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout_s} s")
+        time.sleep(0.02)
+    return time.monotonic()
+
+
+def _status(match_id: int) -> str:
+    return str(Match.objects.filter(pk=match_id).values_list("status", flat=True).get())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deadline_pending_when_the_worker_is_killed_is_resolved_within_2_s_of_its_return(
+    alice: Any, bob: Any, carol: Any, settings: Any, worker: Worker
+) -> None:
+    settings.MATCH_START_WINDOW_MS = 1_000
+    match = new_casual(alice, bob)  # nobody presses 開始: aborted after 1 s
+    worker.kill()
+    from matches import liveness
+
+    # The web tier stays up meanwhile (this process proves it), so the deadline is real.
+    _wait_for(lambda: services.now_ms() > match.ready_deadline_ms + 1_000, 5, "the deadline")
+    liveness.loop_tick_ms = services.now_ms()
+    liveness.pulse(services.now_ms())
+    assert _status(match.pk) == Match.Status.WAITING  # nobody looked: the worker was dead
+    back = worker.start()
+    pulse_until = back + 2
+
+    def aborted() -> bool:
+        if time.monotonic() < pulse_until:
+            liveness.pulse(services.now_ms())
+        return _status(match.pk) == Match.Status.ABORTED
+
+    resolved = _wait_for(aborted, 2.0, "the abort after the worker's return")
+    print(f"\nresolved {1000 * (resolved - back):.0f} ms after the worker was ready")
+    # And nobody stays busy because of the dead match: both may queue up again.
+    queue.join(alice, pair=False)
+    queue.join(bob, pair=False)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_match_created_while_redis_is_unreachable_still_times_out(
+    alice: Any, bob: Any, settings: Any, client: Any, require_redis: str
+) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from matches import broadcast, liveness, sweeper
+
+    # Redis down: no channel layer. The accept is committed and answered all the same.
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer("redis://127.0.0.1:1/0")}
+    settings.MATCH_START_WINDOW_MS = 800
+    settings.MATCH_SWEEPER = "web"
+    settings.REDIS_URL = ""
+    inv = services.create_invite(alice)
+    client.force_login(bob)
+    r = client.post(f"/api/invites/{inv.code}/accept/")
+    assert r.status_code == 200, r.content
+    match_id = r.json()["match_id"]
+    # alice presses 開始: committed, but its push fails and is marked for the sweeper.
+    out = services.act(match_id, alice, {"op": "start", "version": 0}, services.now_ms())
+    assert out.match.version == 1
+    assert Match.objects.get(pk=match_id).needs_push
+
+    # The deadline lives in the row: the sweeper finds it with nothing scheduled anywhere.
+    window_end = Match.objects.get(pk=match_id).ready_deadline_ms + services.GRACE_MS
+    _wait_for(lambda: services.now_ms() >= window_end, 3, "the end of the start window")
+    liveness._mark_beaten()
+    sweeper.sweep_once()
+    assert _status(match_id) == Match.Status.ABORTED
+    queue.join(alice, pair=False)  # nobody stays busy because of it
+
+    # Redis is back: the sweeper's housekeeping pushes the match again.
+    tag = f"sbback{uuid.uuid4().hex[:8]}"
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(require_redis, prefix=tag)}
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(broadcast.group_name(match_id, "seat1"), channel)
+    sweeper.housekeeping()
+    message = async_to_sync(layer.receive)(channel)
+    assert message["type"] == "match.frame" and message["version"] == 2
+    assert '"status":"aborted"' in message["text"]
+    assert not Match.objects.get(pk=match_id).needs_push
 
 
 # --- late and stale backstops, with explicit times --------------------------------------------

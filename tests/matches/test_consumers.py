@@ -15,10 +15,20 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
 from matchplay import find_seed, frame_for, new_casual, random_legal, snapshot
-from wsclient import Socket, connect, db_state, open_socket
+from wsclient import (
+    HOST,
+    ORIGIN,
+    Socket,
+    close_code,
+    db_state,
+    login_headers,
+    open_socket,
+)
 
 import engine
+from config.asgi import application
 from matches import services
 from matches.models import Match
 
@@ -34,21 +44,52 @@ def match(alice: Any, bob: Any) -> Match:
 
 
 async def test_an_anonymous_socket_is_refused_with_4401(match: Match) -> None:
-    comm, connected, code = await connect(match.pk, None)
-    assert not connected and code == 4401
-    await comm.disconnect()
+    assert await close_code(match.pk, None) == 4401
+
+
+async def test_a_socket_with_a_forged_session_cookie_is_refused_with_4401(match: Match) -> None:
+    headers = [HOST, ORIGIN, (b"cookie", b"sessionid=not-a-session")]
+    assert await close_code(match.pk, None, headers) == 4401
 
 
 async def test_an_outsider_is_refused_with_4403(match: Match, outsider: Any) -> None:
-    comm, connected, code = await connect(match.pk, outsider)
-    assert not connected and code == 4403
-    await comm.disconnect()
+    assert await close_code(match.pk, outsider) == 4403
 
 
 async def test_a_socket_for_a_match_that_does_not_exist_is_refused(alice: Any) -> None:
-    comm, connected, code = await connect(999_999, alice)
-    assert not connected and code == 4403
-    await comm.disconnect()
+    assert await close_code(999_999, alice) == 4403
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        b"http://evil.example",  # another site
+        b"https://localhost",  # another scheme
+        b"http://localhost:8001",  # another port
+        b"null",  # a sandboxed page or a file
+        b"",  # no origin at all
+    ],
+)
+async def test_a_socket_from_another_origin_is_refused_with_4403(
+    match: Match, alice: Any, origin: bytes
+) -> None:
+    headers = await database_sync_to_async(login_headers)(alice)
+    headers = [(k, origin if k == b"origin" else v) for k, v in headers if origin or k != b"origin"]
+    assert await close_code(match.pk, alice, headers) == 4403
+
+
+async def test_a_trusted_origin_is_accepted(match: Match, alice: Any, settings: Any) -> None:
+    settings.CSRF_TRUSTED_ORIGINS = ["https://play.example"]
+    headers = await database_sync_to_async(login_headers)(alice)
+    headers = [(k, b"https://play.example" if k == b"origin" else v) for k, v in headers]
+    comm = WebsocketCommunicator(application, f"/ws/matches/{match.pk}/", headers=headers)
+    connected, _ = await comm.connect(timeout=10)
+    try:
+        assert connected
+        first = await comm.receive_json_from(timeout=10)
+        assert first["type"] == "state" and first["view"]["seat"] == 0
+    finally:
+        await comm.disconnect()
 
 
 async def test_each_player_connects_and_gets_its_own_whole_view(

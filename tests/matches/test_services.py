@@ -188,7 +188,7 @@ def test_the_server_clock_keeps_counting_between_a_players_decisions(
     t, s = _started(table, settings)
     p = s.to_act
     assert p is not None
-    view = services.view_for(table.match, s, p, t + DELAY + 30_000)
+    view = services.view_for(table.match, s, f"seat{p}", t + DELAY + 30_000)
     assert view["clocks"]["main"][p] == MAIN - 30_000
     assert view["clocks"]["running"] == p
     assert view["clocks"]["deadline"] == t + DELAY + MAIN
@@ -463,12 +463,12 @@ def test_a_same_device_view_shows_no_hand_until_the_reveal(device: Table, settin
     device.op(0, "reveal", t + 1_000)  # the opener: forced opening
     s = device.state
     assert s is not None and s.awaiting_reveal
-    hidden = services.view_for(device.match, s, 0, t + 2_000)
+    hidden = services.view_for(device.match, s, "device", t + 2_000)
     assert "hand" not in hidden and hidden["match"]["you"] is None
     device.op(0, "reveal", t + 3_000)
     s = device.state
     assert s is not None
-    shown = services.view_for(device.match, s, 0, t + 4_000)
+    shown = services.view_for(device.match, s, "device", t + 4_000)
     assert shown["hand"] == [list(x) for x in s.hands[s.to_act or 0]]
     assert shown["match"]["you"] == s.to_act
 

@@ -15,16 +15,17 @@ from config.asgi import application
 from matches.models import Match
 
 ORIGIN = (b"origin", b"http://localhost")
+HOST = (b"host", b"localhost")
 WAIT = 10  # seconds: the longest any expected frame may take
 
 
 def login_headers(user: Any | None) -> list[tuple[bytes, bytes]]:
     if user is None:
-        return [ORIGIN]
+        return [HOST, ORIGIN]
     client = Client()
     client.force_login(user)
     name = django_settings.SESSION_COOKIE_NAME
-    return [ORIGIN, (b"cookie", f"{name}={client.cookies[name].value}".encode())]
+    return [HOST, ORIGIN, (b"cookie", f"{name}={client.cookies[name].value}".encode())]
 
 
 class Socket:
@@ -60,6 +61,24 @@ async def connect(match_id: int, user: Any | None) -> tuple[WebsocketCommunicato
     comm = WebsocketCommunicator(application, f"/ws/matches/{match_id}/", headers=headers)
     connected, detail = await comm.connect(timeout=WAIT)
     return comm, connected, detail
+
+
+async def close_code(
+    match_id: int, user: Any | None, headers: list[tuple[bytes, bytes]] | None = None
+) -> int:
+    """Open a socket that the server must refuse: it accepts, sends nothing, then
+    closes. Returns the close code (docs/protocol.md: 4401, 4403, 1013)."""
+    if headers is None:
+        headers = await database_sync_to_async(login_headers)(user)
+    comm = WebsocketCommunicator(application, f"/ws/matches/{match_id}/", headers=headers)
+    try:
+        connected, _ = await comm.connect(timeout=WAIT)
+        assert connected, "a refused socket is accepted first, then closed with a code"
+        message = await comm.receive_output(timeout=WAIT)
+        assert message["type"] == "websocket.close", message
+        return int(message["code"])
+    finally:
+        await comm.disconnect()
 
 
 async def open_socket(match_id: int, user: Any) -> Socket:

@@ -13,7 +13,7 @@ from channels.testing import WebsocketCommunicator
 from matches import queue, services
 from matches.lobby_consumer import LobbyConsumer
 from matches.models import QueueEntry
-from tests.support import connect_lobby
+from tests.support import SITE_HEADERS, connect_lobby
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,10 +82,13 @@ async def test_a_player_in_a_match_is_told_why_they_cannot_join(alice: Any, bob:
 async def test_an_anonymous_socket_is_refused() -> None:
     from django.contrib.auth.models import AnonymousUser
 
-    comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/")
+    comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/", headers=SITE_HEADERS)
     comm.scope["user"] = AnonymousUser()
-    connected, code = await comm.connect()
-    assert not connected and code == 4401
+    connected, _ = await comm.connect()
+    assert connected  # accepted, then closed with the code (docs/protocol.md)
+    closed = await comm.receive_output()
+    assert closed == {"type": "websocket.close", "code": 4401}
+    await comm.disconnect()
 
 
 async def test_the_30_seconds_count_from_when_the_lobby_socket_closed(

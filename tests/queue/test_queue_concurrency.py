@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
 
-from matches import queue, services
+from matches import queue, rematch, services
 from matches.models import Match, QueueEntry
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
@@ -87,13 +87,13 @@ def test_a_player_accepting_a_rematch_while_being_paired_ends_up_in_one_match(
     inv = services.create_invite(alice)
     old = services.accept_invite(inv.code, bob)
     services.act(old.pk, alice, {"op": "resign", "version": old.version}, services.now_ms())
-    services.act(old.pk, alice, {"op": "rematch", "version": 0}, services.now_ms())
+    rematch.act_rematch(old.pk, alice, "rematch")
     queue.join(bob, pair=False)  # bob queued up meanwhile; carol is about to
     queue.join(carol, pair=False)
 
     def accept() -> None:
         try:
-            services.act(old.pk, bob, {"op": "rematch_accept", "version": 0}, services.now_ms())
+            rematch.act_rematch(old.pk, bob, "rematch_accept")
         except services.ServiceError as e:
             assert e.code == "busy"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from matches import queue, services
+from matches import queue, rematch, services
 from matches.models import Match
 from tests.support import use_embedded_default
 
@@ -26,6 +26,9 @@ def embedded_default(settings: Any) -> Any:
 
 
 def say(m: Match, user: Any, op: str) -> services.Outcome:
+    """What the match socket does with ``op``: rematch ops go to ``matches.rematch``."""
+    if op in services.REMATCH_OPS:
+        return rematch.act_rematch(m.pk, user, op)
     version = Match.objects.get(pk=m.pk).version
     return services.act(m.pk, user, {"op": op, "version": version}, services.now_ms())
 

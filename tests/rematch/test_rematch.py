@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from matches import broadcast, queue, rematch, services
+from matches import queue, rematch, services
 from matches.models import Match, MatchEvent, QueueEntry
-from tests.support import START  # the clock fixture's start
+from tests.support import START, capture_changes  # START: the clock fixture's start
 
 pytestmark = pytest.mark.django_db
 
@@ -166,13 +166,12 @@ def test_every_step_is_recorded_and_pushed_to_both_seats(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     old = finished(Match.Kind.CASUAL)
-    pushed: list[int] = []
-    monkeypatch.setattr(broadcast, "push_match", pushed.append)
     version = Match.objects.get(pk=old.pk).version
-    with django_capture_on_commit_callbacks(execute=True):
+    with capture_changes() as pushed, django_capture_on_commit_callbacks(execute=True):
         frame(old, alice, "rematch")
         frame(old, bob, "rematch_decline")
-    assert pushed == [old.pk, old.pk]
+    assert [c.match_id for c in pushed] == [old.pk, old.pk]
+    assert [c.version for c in pushed] == [version + 1, version + 2]
     assert Match.objects.get(pk=old.pk).version == version + 2
     kinds = list(MatchEvent.objects.filter(match=old).values_list("kind", flat=True))
     assert kinds[-2:] == ["rematch_offer", "rematch_decline"]

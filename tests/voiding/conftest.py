@@ -2,9 +2,9 @@
 
 alice and bob get a live ranked match through the real services (both join the
 ranked queue, both press 開始); carol and dave a second one. ``clock`` is a
-stopped ``time_machine`` clock; heartbeats are written by
-``voiding.beat(kind, name)`` at the clock's time, so an outage is simulated by
-moving the clock without beating. ``pushes`` records every view push.
+stopped ``time_machine`` clock. The web tier's heartbeats are written by
+``liveness.beat(tick_ms, name)`` at explicit times, so an outage is simulated by
+beating again later. ``pushes`` records every change published.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from matches import broadcast, queue, services
+from matches import queue, services
 from matches.models import Match
-from tests.support import use_embedded_default
+from tests.support import capture_changes, use_embedded_default
 
 # alice, bob, carol, dave, outsider and clock come from tests/conftest.py.
 
@@ -27,17 +27,10 @@ def embedded_default(settings: Any) -> Any:
 
 
 @pytest.fixture
-def pushes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The match ids whose views were pushed to the seats, in order."""
-    sent: list[int] = []
-    real = broadcast.push_match
-
-    def spy(match_id: int) -> None:
-        sent.append(match_id)
-        real(match_id)
-
-    monkeypatch.setattr(broadcast, "push_match", spy)
-    return sent
+def pushes() -> Any:
+    """The changes published after their commit (``tests.support.capture_changes``)."""
+    with capture_changes() as seen:
+        yield seen
 
 
 @pytest.fixture

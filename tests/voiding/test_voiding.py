@@ -1,31 +1,39 @@
-"""Voiding after a service fault (RULES §8): gaps in the heartbeats void live matches."""
+"""Service faults (RULES §8): nobody pays for our outage, and no match is voided without cause.
+
+The web tier's heartbeats (``liveness.beat``) are written at explicit times: an
+outage is a silence of every web process for more than 2 s. Its time is given
+back to each waiting or live match; only an outage of more than three minutes
+voids a live match. Staff can void a match from the admin.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
 
 import engine
-from matches import services, tasks, voiding
+from matches import liveness, services, sweeper, voiding
 from matches.models import Heartbeat, Match, MatchEvent
 
 pytestmark = pytest.mark.django_db
 
+T0 = 1_900_000_000_000  # an epoch ms far from the clock fixture's, for explicit beats
+
 
 @pytest.fixture
 def commits(django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
-    """``with commits():`` runs what waits for the commit (the void, the pushes)."""
+    """``with commits():`` runs what waits for the commit (the pushes)."""
     return lambda: django_capture_on_commit_callbacks(execute=True)
 
 
-def _assert_voided(m: Match, reason: str = voiding.VOID_OUTAGE) -> None:
+def _state(m: Match) -> engine.MatchState:
     m.refresh_from_db()
-    assert m.status == Match.Status.VOIDED
-    assert m.end_reason == "void" and m.winner_seat is None
-    assert m.void_reason == reason
-    assert MatchEvent.objects.filter(match=m, kind="voided").count() == 1
+    assert m.state is not None
+    return engine.from_dict(m.state)
 
 
 def _ratings_untouched(*users: Any) -> None:
@@ -38,191 +46,173 @@ def _ratings_untouched(*users: Any) -> None:
         assert not RatingChange.objects.filter(player=u).exists()
 
 
-def test_a_web_process_silent_for_more_than_5_s_while_a_clock_ran_voids_the_match(
-    alice: Any, bob: Any, live_ranked: Any, clock: Any, commits: Any, pushes: list[int]
+def _running(m: Match) -> tuple[int, int]:
+    """The running decision's deadline and the main time of the player to act."""
+    s = _state(m)
+    dl = engine.deadline(s)
+    assert dl is not None and s.to_act is not None and s.main is not None
+    return dl, s.main[s.to_act]
+
+
+# --- the web tier's outages are credited ---------------------------------------------------
+
+
+def test_an_outage_of_the_whole_web_tier_is_given_back_to_the_player_to_act(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any, pushes: list[Any]
 ) -> None:
     m = live_ranked(alice, bob)
-    assert engine.deadline(engine.from_dict(m.state)) is not None  # the clock runs
-    voiding.beat("web", "web-1")
-    clock.shift(5.5)
+    deadline, main = _running(m)
+    s = _state(m)
+    assert s.decision_start is not None
+    start = s.decision_start + 3_000  # 3 s into the decision, the last beat
+    liveness.beat(start, "web-a")
     with commits():
-        assert voiding.scan() == [m.pk]
-    _assert_voided(m)
+        # 13.1 s later a process beats again (a restart of the only web process).
+        credited = liveness.beat(start + 13_100, "web-b")
+    assert credited == [m.pk]
+    new_deadline, new_main = _running(m)
+    assert new_deadline == deadline + 13_100
+    assert new_main == main  # main time untouched: the 10 s delay is given back as well
+    s2 = _state(m)
+    clocks_then = engine.clocks_at(s, start)
+    assert engine.clocks_at(s2, start + 13_100) == clocks_then
+    event = MatchEvent.objects.filter(match=m, kind="credit").get()
+    assert event.data["ms"] == 13_100 and event.data["player"] == s.to_act
+    m.refresh_from_db()
+    assert m.status == Match.Status.LIVE and m.wake_at_ms == new_deadline
+    assert pushes[-1].match_id == m.pk and pushes[-1].version == m.version
     _ratings_untouched(alice, bob)
-    assert pushes[-1] == m.pk
-    for user in (alice, bob):
-        _, view = services.current_view(m.pk, user)
-        assert view["match"]["status"] == "voided"
-        assert view["match"]["result"] == {
-            "winner": None,
-            "end": "void",
-            "reason": voiding.VOID_OUTAGE,
-        }
-        assert view["match"]["void_reason"] == voiding.VOID_OUTAGE
 
 
-def test_a_silence_of_5_s_or_less_is_no_fault(
-    alice: Any, bob: Any, live_ranked: Any, clock: Any, commits: Any
+def test_a_silence_of_2_s_or_less_is_no_outage(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any
 ) -> None:
     m = live_ranked(alice, bob)
-    voiding.beat("web", "web-1")
-    clock.shift(5)
+    before = _running(m)
+    liveness.beat(T0, "web-a")
     with commits():
-        assert voiding.scan() == []
-        assert voiding.beat("web", "web-1") == []
+        assert liveness.beat(T0 + 2_000, "web-a") == []
+    assert _running(m) == before
+    assert not MatchEvent.objects.filter(match=m, kind="credit").exists()
+
+
+def test_with_two_web_processes_restarting_one_is_no_outage(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any
+) -> None:
+    m = live_ranked(alice, bob)
+    before = _running(m)
+    liveness.beat(T0, "web-a")
+    liveness.beat(T0, "web-b")
+    liveness.retire("web-a")  # a graceful restart of web-a...
+    for t in range(1_000, 15_000, 1_000):
+        assert liveness.beat(T0 + t, "web-b") == []  # ...while web-b keeps beating
+    with commits():
+        assert liveness.beat(T0 + 15_000, "web-a") == []  # web-a is back
+    assert _running(m) == before
+
+
+def test_start_and_continue_windows_move_on_by_the_outage(
+    alice: Any, bob: Any, commits: Any
+) -> None:
+    waiting = services.accept_invite(services.create_invite(alice).code, bob)
+    window = waiting.ready_deadline_ms
+    credit_from = window - 5_000
+    liveness.beat(credit_from, "web-a")
+    with commits():
+        assert liveness.beat(credit_from + 20_000, "web-a") == [waiting.pk]
+    waiting.refresh_from_db()
+    assert waiting.status == Match.Status.WAITING
+    assert waiting.ready_deadline_ms == window + 20_000 == waiting.wake_at_ms
+
+
+def test_an_outage_of_more_than_three_minutes_voids_live_matches_without_rating(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any, pushes: list[Any]
+) -> None:
+    m = live_ranked(alice, bob)
+    liveness.beat(T0, "web-a")
+    with commits():
+        assert liveness.beat(T0 + services.OUTAGE_VOID_AFTER_MS + 1, "web-a") == [m.pk]
     m.refresh_from_db()
-    assert m.status == Match.Status.LIVE and not m.flagged_for_void
+    assert m.status == Match.Status.VOIDED and m.end_reason == "void"
+    assert m.winner_seat is None and m.void_reason == services.VOID_OUTAGE
+    assert m.wake_at_ms is None
+    assert pushes[-1].match_id == m.pk and '"end":"void"' in pushes[-1].frames["seat0"]
+    _ratings_untouched(alice, bob)
 
 
-def test_a_process_that_resumes_after_a_long_pause_reports_its_own_gap(
-    alice: Any, bob: Any, live_ranked: Any, clock: Any, commits: Any
+def test_a_workers_silence_voids_and_credits_nothing(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any
 ) -> None:
     m = live_ranked(alice, bob)
-    voiding.beat("web", "web-1")
-    clock.shift(8)  # the loop was blocked, and nobody else ran a scan
+    before = _running(m)
+    liveness.worker_beat("worker-a")
+    liveness.beat(T0, "web-a")
     with commits():
-        assert voiding.beat("web", "web-1") == [m.pk]
-    _assert_voided(m)
+        for t in range(1_000, 20_000, 1_000):  # the web tier beats on; no worker for 20 s
+            liveness.beat(T0 + t, "web-a")
+    assert _running(m) == before
+    assert Heartbeat.objects.filter(kind="worker").count() == 1
 
 
-def test_an_outage_of_the_whole_service_is_found_by_the_first_new_process(
-    alice: Any, bob: Any, live_ranked: Any, clock: Any, commits: Any
+@pytest.mark.django_db(transaction=True)
+def test_two_web_processes_ending_an_outage_together_credit_it_once(
+    require_postgres: None, alice: Any, bob: Any, live_ranked: Any
 ) -> None:
     m = live_ranked(alice, bob)
-    voiding.beat("web", "web-1")
-    voiding.beat("worker", "worker-1")
-    clock.shift(90)  # everything was down; new processes come up with new names
-    with commits():
-        assert voiding.beat("web", "web-2") == [m.pk]
-    _assert_voided(m)
+    deadline, _main = _running(m)
+    liveness.beat(T0, "web-a")
+    liveness.beat(T0, "web-b")
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def back(name: str) -> None:
+        try:
+            barrier.wait()
+            liveness.beat(T0 + 10_000, name)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=back, args=(n,)) for n in ("web-a", "web-b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert _running(m)[0] == deadline + 10_000
+    assert MatchEvent.objects.filter(match=m, kind="credit").count() == 1
 
 
-def test_a_dead_process_is_charged_once_and_not_held_against_later_matches(
-    alice: Any, bob: Any, carol: Any, dave: Any, live_ranked: Any, clock: Any, commits: Any
-) -> None:
-    first = live_ranked(alice, bob)
-    voiding.beat("web", "web-1")  # web-1 dies after this beat
-    for _ in range(6):
-        clock.shift(1)
-        voiding.beat("web", "web-2")
-    with commits():
-        assert voiding.scan() == [first.pk]
-    _assert_voided(first)
-    later = live_ranked(carol, dave)
-    for _ in range(20):
-        clock.shift(1)
-        voiding.beat("web", "web-2")
-        with commits():
-            assert voiding.scan() == []
-    later.refresh_from_db()
-    assert later.status == Match.Status.LIVE
-    assert not Heartbeat.objects.get(name="web-1").active
+# --- the sweeper waits for proof that the web tier was up ----------------------------------
 
 
-def _web_beats_for(clock: Any, seconds: int) -> None:
-    """web-1 beats every second for ``seconds`` seconds (it is healthy throughout)."""
-    for _ in range(seconds):
-        clock.shift(1)
-        voiding.beat("web", "web-1")
-
-
-def test_the_workers_count_as_one_pool(
-    alice: Any, bob: Any, live_ranked: Any, clock: Any, commits: Any
+def test_the_sweeper_enforces_a_deadline_only_once_the_web_tier_proved_life_after_it(
+    alice: Any, bob: Any, live_ranked: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     m = live_ranked(alice, bob)
-    voiding.beat("web", "web-1")
-    voiding.beat("worker", "worker-a")
-    _web_beats_for(clock, 3)
-    voiding.beat("worker", "worker-b")  # the beat tasks went to worker-b lately
-    _web_beats_for(clock, 4)
-    with commits():
-        assert voiding.scan() == []  # worker-a rests 7 s, but the pool beat 4 s ago
-    assert not Heartbeat.objects.get(name="worker-a").active
-    _web_beats_for(clock, 2)
-    with commits():
-        assert voiding.scan() == [m.pk]  # no worker beat for 6 s
-    _assert_voided(m)
-
-
-def test_a_match_whose_clock_stood_still_through_the_gap_is_not_voided(
-    alice: Any, clock: Any, commits: Any
-) -> None:
-    # Same device, just started: the clock waits for the first reveal (RULES §7).
-    m = services.create_same_device(alice, "Guest")
-    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    deadline, _ = _running(m)
+    proof: list[int | None] = [deadline - 500]  # the last pulse came before the deadline
+    monkeypatch.setattr(liveness, "tier_alive_ms", lambda: proof[0])
+    monkeypatch.setattr(services, "now_ms", lambda: deadline + 5_000)
+    sweeper.sweep_once()
     m.refresh_from_db()
-    assert m.status == Match.Status.LIVE
-    assert engine.deadline(engine.from_dict(m.state)) is None
-    clock.shift(1)
-    voiding.beat("web", "web-1")  # the last beat before the outage
-    clock.shift(30)
-    with commits():
-        assert voiding.scan() == []
-    m.refresh_from_db()
-    assert m.status == Match.Status.LIVE
-
-
-def test_a_match_not_yet_started_is_not_voided(
-    alice: Any, bob: Any, clock: Any, commits: Any
-) -> None:
-    inv = services.create_invite(alice)
-    m = services.accept_invite(inv.code, bob)
-    voiding.beat("web", "web-1")
-    clock.shift(30)
-    with commits():
-        assert voiding.scan() == []
-    m.refresh_from_db()
-    assert m.status == Match.Status.WAITING
-
-
-def test_a_process_that_stopped_cleanly_is_no_fault_while_others_beat(
-    alice: Any, bob: Any, live_ranked: Any, clock: Any, commits: Any
-) -> None:
-    m = live_ranked(alice, bob)
-    voiding.beat("web", "web-1")
-    voiding.beat("web", "web-2")
-    voiding.retire("web-1")
-    for _ in range(10):
-        clock.shift(1)
-        voiding.beat("web", "web-2")
-    with commits():
-        assert voiding.scan() == []
+    assert m.status == Match.Status.LIVE  # held: nobody could have sent a frame
+    proof[0] = None  # Redis does not answer: no proof at all
+    sweeper.sweep_once()
     m.refresh_from_db()
     assert m.status == Match.Status.LIVE
-
-
-def test_only_live_matches_are_flagged(
-    alice: Any, bob: Any, live_ranked: Any, clock: Any, commits: Any
-) -> None:
-    m = live_ranked(alice, bob)
-    services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())
-    with commits():
-        assert voiding.flag([m.pk]) == []
+    proof[0] = deadline + services.GRACE_MS  # the tier was up after the deadline
+    sweeper.sweep_once()
     m.refresh_from_db()
-    assert m.status == Match.Status.FINISHED and not m.flagged_for_void
+    assert m.status == Match.Status.FINISHED and m.end_reason == "time"
 
 
-def test_with_celery_the_void_is_queued_as_a_task(
-    alice: Any, bob: Any, live_ranked: Any, settings: Any, monkeypatch: Any, commits: Any
-) -> None:
-    m = live_ranked(alice, bob)
-    queued: list[bool] = []
-    monkeypatch.setattr(tasks.void_flagged_matches, "delay", lambda: queued.append(True))
-    settings.MATCH_TIMERS = "celery"
-    with commits():
-        assert voiding.flag([m.pk], voiding.VOID_STAFF) == [m.pk]
-    assert queued == [True]
-    m.refresh_from_db()
-    assert m.status == Match.Status.LIVE and m.flagged_for_void
-    with commits():
-        assert tasks.void_flagged_matches() == 1
-    _assert_voided(m, voiding.VOID_STAFF)
-    with commits():
-        assert tasks.void_flagged_matches() == 0  # idempotent
+# --- staff ---------------------------------------------------------------------------------
 
 
-def test_staff_flag_a_match_for_voiding_in_the_admin(
-    alice: Any, bob: Any, live_ranked: Any, client: Any, commits: Any, pushes: list[int]
+def test_staff_void_a_match_in_the_admin(
+    alice: Any, bob: Any, live_ranked: Any, client: Any, commits: Any, pushes: list[Any]
 ) -> None:
     from django.contrib.auth import get_user_model
 
@@ -232,13 +222,24 @@ def test_staff_flag_a_match_for_voiding_in_the_admin(
     with commits():
         response = client.post(
             "/admin/matches/match/",
-            {"action": "flag_for_voiding", "_selected_action": [str(m.pk)]},
+            {"action": "void_after_fault", "_selected_action": [str(m.pk)]},
             follow=True,
         )
     assert response.status_code == 200
-    _assert_voided(m, voiding.VOID_STAFF)
-    assert pushes[-1] == m.pk
+    m.refresh_from_db()
+    assert m.status == Match.Status.VOIDED and m.void_reason == voiding.VOID_STAFF
+    assert MatchEvent.objects.filter(match=m, kind="voided").count() == 1
+    assert pushes[-1].match_id == m.pk
     _ratings_untouched(alice, bob)
+
+
+def test_only_live_matches_can_be_voided(alice: Any, bob: Any, live_ranked: Any) -> None:
+    m = live_ranked(alice, bob)
+    services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())
+    waiting = services.accept_invite(services.create_invite(alice).code, bob)
+    assert voiding.void([m.pk, waiting.pk]) == []
+    m.refresh_from_db()
+    assert m.status == Match.Status.FINISHED
 
 
 def test_a_move_after_the_void_is_refused(
@@ -246,7 +247,7 @@ def test_a_move_after_the_void_is_refused(
 ) -> None:
     m = live_ranked(alice, bob)
     with commits():
-        voiding.flag([m.pk])
+        assert voiding.void([m.pk]) == [m.pk]
     m.refresh_from_db()
     with pytest.raises(services.ServiceError) as e:
         services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from matches import periodic, queue, voiding
+from matches import liveness, periodic, queue
 from matches.models import Heartbeat
 from tests.support import connect_lobby
 
@@ -38,7 +38,7 @@ async def _until(check: Any) -> None:
 async def test_the_first_socket_starts_the_web_heartbeat(alice: Any, background: None) -> None:
     comm = await connect_lobby(alice)
     try:
-        name = voiding.process_name()
+        name = liveness.process_name()
         await _until(lambda: Heartbeat.objects.filter(name=name, kind="web", active=True).exists())
     finally:
         await comm.disconnect()
