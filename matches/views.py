@@ -10,21 +10,28 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseForbidden,
-    JsonResponse,
-)
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from accounts.api import not_logged_in
+from accounts.names import clean_guest_name
+
 from . import services
 from .models import Invite
+
+
+def _guest_name(raw: str) -> str:
+    # The same checks as usernames (accounts.names): no invisible or control
+    # characters in a name the table shows.
+    try:
+        return clean_guest_name(raw)
+    except ValidationError as e:
+        raise services.ServiceError("bad_request", e.messages[0]) from None
 
 
 def lobby(request: HttpRequest) -> HttpResponse:
@@ -94,7 +101,8 @@ def invite_cancel(request: HttpRequest, code: str) -> HttpResponse:
 @require_POST
 def same_device_create(request: HttpRequest) -> HttpResponse:
     try:
-        m = services.create_same_device(request.user, request.POST.get("guest_name", ""))
+        name = _guest_name(request.POST.get("guest_name", ""))
+        m = services.create_same_device(request.user, name)
     except services.ServiceError as e:
         messages.error(request, e.message)
         return redirect("matches:lobby")
@@ -109,7 +117,7 @@ def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
     except services.ServiceError as e:
         if e.code == "not_found":
             raise Http404(e.message) from None
-        return HttpResponseForbidden(e.message)
+        raise PermissionDenied(e.message) from None  # the 403 page says why
     from .render import page_context
 
     ctx = page_context(view)
@@ -121,9 +129,9 @@ def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
 
 
 def _api_user(request: HttpRequest) -> JsonResponse | None:
-    if not request.user.is_authenticated:
-        return JsonResponse({"code": "not_logged_in", "message": _("Log in first.")}, status=401)
-    return None
+    # accounts.api.api_login_required answers anonymous /api/ calls first; this
+    # keeps each view safe on its own.
+    return None if request.user.is_authenticated else not_logged_in()
 
 
 def _error(e: services.ServiceError, status: int = 400) -> JsonResponse:
@@ -168,7 +176,8 @@ def api_same_device_create(request: HttpRequest) -> JsonResponse:
     try:
         body = json.loads(request.body or b"{}")
         name = body.get("guest_name", "") if isinstance(body, dict) else ""
-        m = services.create_same_device(request.user, name if isinstance(name, str) else "")
+        name = _guest_name(name if isinstance(name, str) else "")
+        m = services.create_same_device(request.user, name)
     except ValueError:
         return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
     except services.ServiceError as e:
