@@ -34,9 +34,9 @@ def api_login_required(get_response: Any) -> Any:
     if iscoroutinefunction(get_response):
 
         async def middleware_async(request: HttpRequest) -> HttpResponse:
-            if request.path_info.startswith(API_PREFIX):
-                if not (await request.auser()).is_authenticated:
-                    return not_logged_in()
+            api = request.path_info.startswith(API_PREFIX)
+            if api and not (await request.auser()).is_authenticated:
+                return not_logged_in()
             response: HttpResponse = await get_response(request)
             return response
 

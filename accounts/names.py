@@ -56,7 +56,10 @@ def check_printable(name: str) -> None:
         category = unicodedata.category(ch)
         if category == "Cc" or category in ("Zl", "Zp"):
             raise ValidationError(
-                _("Names cannot contain control characters such as line breaks or tabs (%(code)s)."),
+                _(
+                    "Names cannot contain control characters such as line breaks or tabs "
+                    "(%(code)s)."
+                ),
                 code="control",
                 params={"code": _codepoint(ch)},
             )
@@ -101,10 +104,7 @@ def validate_username(value: str) -> None:
     )
     if refused:
         raise ValidationError(
-            _(
-                "A username cannot contain “%(chars)s”: use letters, digits and "
-                ". _ @ + - only."
-            ),
+            _("A username cannot contain “%(chars)s”: use letters, digits and . _ @ + - only."),
             code="symbol",
             params={"chars": refused},
         )

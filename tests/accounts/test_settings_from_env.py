@@ -198,3 +198,60 @@ def test_celery_timers_need_redis() -> None:
 def test_it_refuses_an_unknown_timer_kind() -> None:
     stderr = refused(MATCH_TIMERS="cron")
     assert "MATCH_TIMERS='cron' must be one of: asyncio, celery" in stderr
+
+
+# What README's "real deployment" paragraph tells an operator to set.
+DEPLOYMENT = {
+    "SECRET_KEY": "x7-Vq2" * 10,
+    "ALLOWED_HOSTS": "play.example.org",
+    "CSRF_TRUSTED_ORIGINS": "https://play.example.org",
+    "SECURE_COOKIES": "true",
+    "SECURE_SSL_REDIRECT": "true",
+    "SECURE_HSTS_SECONDS": "3600",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS": "true",
+    "SECURE_HSTS_PRELOAD": "true",
+    "SECURE_PROXY_SSL_HEADER": "true",
+}
+
+
+def check_deploy(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    clean.update(env, DJANGO_SETTINGS_MODULE="config.settings")
+    clean.setdefault("SECRET_KEY_FILE", str(tmp_path / "secret_key"))
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=BASE_DIR,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_is_clean_with_the_documented_variables(tmp_path: Path) -> None:
+    result = check_deploy(tmp_path, **DEPLOYMENT)
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_check_deploy_is_clean_with_the_generated_secret_key(tmp_path: Path) -> None:
+    env = {k: v for k, v in DEPLOYMENT.items() if k != "SECRET_KEY"}
+    result = check_deploy(tmp_path, **env)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "warning"),
+    [
+        ("DEBUG", "true", "security.W018"),
+        ("SECURE_COOKIES", "false", "security.W012"),
+        ("SECURE_HSTS_SECONDS", "0", "security.W004"),
+        ("SECRET_KEY", "short", "security.W009"),
+    ],
+)
+def test_check_deploy_names_what_is_missing(
+    tmp_path: Path, variable: str, value: str, warning: str
+) -> None:
+    result = check_deploy(tmp_path, **{**DEPLOYMENT, variable: value})
+    assert result.returncode != 0
+    assert warning in result.stderr
