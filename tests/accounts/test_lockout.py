@@ -213,3 +213,20 @@ def test_client_ip(settings: Any, count: int, forwarded: str, expected: str) -> 
     settings.TRUSTED_PROXY_COUNT = count
     request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded)
     assert client_ip(request) == expected
+
+
+async def test_the_lockout_page_under_asgi(transactional_db: Any) -> None:
+    """Daphne runs django-axes' middleware asynchronously: the same page there."""
+    from asgiref.sync import sync_to_async
+    from django.test import AsyncClient
+
+    from tests.support import make_user
+
+    await sync_to_async(make_user)("alice", PASSWORD)
+    client = AsyncClient()
+    form = {"username": "alice", "password": "wrong"}
+    statuses = [(await client.post("/accounts/login/", form)).status_code for _ in range(LIMIT)]
+    assert statuses == [200] * (LIMIT - 1) + [429]
+    response = await client.post("/accounts/login/", {**form, "password": PASSWORD})
+    assert response.status_code == 429
+    assert f"{LOCK_LIFTS} 以降" in response.content.decode()
