@@ -11,7 +11,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run run-services test check bench bench-live demo fmt messages
+.PHONY: run dev run-services test check bench bench-live demo fmt messages
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -19,11 +19,20 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# The embedded default: SQLite, in-memory channel layer, in-process timers.
+# The embedded default: SQLite, in-memory channel layer, in-process timers. DEBUG
+# stays off (settings' default); the secret key is made on first run in var/.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	@echo "Spectacular Bid is running on http://127.0.0.1:8000"
 	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 config.asgi:application
+
+# The same with DEBUG on (Django's error pages with tracebacks) and reloading on
+# code changes: for development only, never where others can reach it.
+dev: export DEBUG := true
+dev: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	@echo "Spectacular Bid (DEBUG on) is running on http://127.0.0.1:8000"
+	$(PY) manage.py runserver 127.0.0.1:8000
 
 # Production-shaped: PostgreSQL + Redis, Daphne, a Celery worker and beat (Procfile, honcho).
 # DATABASE_URL and REDIS_URL from the environment, else this machine's services.

@@ -1,13 +1,30 @@
 """The user model.
 
 A custom model from the first migration, so that fields can be added later
-without Django's painful mid-project switch of ``AUTH_USER_MODEL``. For now it
-is exactly Django's ``AbstractUser``: the username is the name shown at the table.
+without Django's painful mid-project switch of ``AUTH_USER_MODEL``. It is
+Django's ``AbstractUser`` with the username rules of ``accounts.names``: the
+username is the name shown at the table.
 """
 
 from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from .names import USERNAME_HELP, validate_username
 
 
 class User(AbstractUser):
+    # Django's own field (same length and uniqueness: no stored name changes) with
+    # our validator and help text. Django's Japanese help says half-width letters
+    # only though it accepts 太郎, and its one message names no fault.
+    username = models.CharField(
+        _("username"),
+        max_length=150,
+        unique=True,
+        help_text=USERNAME_HELP,
+        validators=[validate_username],
+        error_messages={"unique": _("A user with that username already exists.")},
+    )
+
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"

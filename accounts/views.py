@@ -9,7 +9,7 @@ from .models import User
 from .stats import record_for
 
 
-def _safe_next(request: HttpRequest) -> str:
+def safe_next(request: HttpRequest) -> str:
     target = request.POST.get("next") or request.GET.get("next") or "/"
     if url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -22,13 +22,13 @@ def _safe_next(request: HttpRequest) -> str:
 def signup(request: HttpRequest) -> HttpResponse:
     """Create an account and log straight in."""
     if request.user.is_authenticated:
-        return redirect(_safe_next(request))
+        return redirect(safe_next(request))
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        return redirect(_safe_next(request))
-    return render(request, "accounts/signup.html", {"form": form, "next": _safe_next(request)})
+        return redirect(safe_next(request))
+    return render(request, "accounts/signup.html", {"form": form, "next": safe_next(request)})
 
 
 def profile(request: HttpRequest, username: str) -> HttpResponse:

@@ -1,7 +1,7 @@
 """Settings for Spectacular Bid online, all in one file, all from the environment.
 
-With nothing set you get the embedded default: DEBUG on with a development
-key, SQLite at ``BASE_DIR/db.sqlite3``, the in-memory channel layer and
+With nothing set you get the embedded default: DEBUG off, a secret key made on
+first run (``var/secret_key``), SQLite at ``BASE_DIR/db.sqlite3``, the in-memory channel layer and
 in-process (asyncio) deadline timers: one ASGI process, no server to install.
 
 Setting ``DATABASE_URL`` (e.g. ``postgres://user@host:5432/spectacular``) moves
@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from config import secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -84,24 +87,20 @@ TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
 
 # --- Core ----------------------------------------------------------------------
 
-DEBUG = envbool("DEBUG", True)
+# Off unless asked for: DEBUG pages list every URL and show the settings, so a
+# server started with nothing set must not serve them. `make dev` turns it on.
+DEBUG = envbool("DEBUG", False)
 
-_DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
-SECRET_KEY = envstr("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is false (e.g. a long random string: "
-            'python -c "import secrets; print(secrets.token_urlsafe(50))").'
-        )
-    SECRET_KEY = _DEV_SECRET_KEY
+# A key from the environment, else one made on first run and kept in
+# var/secret_key (outside git, mode 600; see config/secret_key.py). Several
+# machines serving one site must share a key: give them SECRET_KEY.
+SECRET_KEY = envstr("SECRET_KEY", "") or secret_key.read_or_create(
+    Path(envstr("SECRET_KEY_FILE", str(BASE_DIR / "var" / "secret_key")))
+)
 
-# With DEBUG on, the local names are allowed; a real deployment names its hosts.
-ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
-if not ALLOWED_HOSTS:
-    raise ImproperlyConfigured(
-        "ALLOWED_HOSTS must be set when DEBUG is false (comma-separated host names)."
-    )
+# The local names, so that `make run` works at http://127.0.0.1:8000; a real
+# deployment names its own hosts.
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 # Behind TLS: secure cookies, the redirect to https and HSTS. All off by default so
@@ -111,6 +110,8 @@ SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
 if envbool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
@@ -125,6 +126,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "axes",
     "accounts",
     "matches",
     "ratings",
@@ -138,9 +140,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Anonymous /api/ calls get 401 JSON here, before the CSRF check (process_view).
+    "accounts.api.api_login_required",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a refused log-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -286,9 +292,45 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
+# Django's list, with its PBKDF2 computed on a low-priority thread of its own
+# (accounts/hashers.py): same algorithm name and format, so every stored hash
+# verifies. Django's own PBKDF2PasswordHasher must not follow in the list: the
+# last hasher of a name is the one that verifies it.
+PASSWORD_HASHERS = [
+    "accounts.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
+# How many passwords one process hashes at once; the rest wait their turn.
+PASSWORD_HASH_THREADS = envint("PASSWORD_HASH_THREADS", 1)
 if TESTING:
     # Tests create many users; the real hasher's deliberate slowness buys nothing there.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Log-in lockout (django-axes, accounts/lockout.py): 10 failed log-ins for one
+# username, or separately from one address, lock it for 15 minutes — the right
+# password too. The attempts live in the database, so every process agrees.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses before any hashing
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 10
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Attempts during a lockout neither count nor push its end back: the time the
+# page promises holds.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_RESET_ON_SUCCESS = False
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "accounts.lockout.client_ip"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+AXES_DISABLE_ACCESS_LOG = True  # successful log-ins need no row of their own
+# Behind N proxies of ours the client's address is the Nth entry from the right
+# of X-Forwarded-For; 0 (the default) believes only the connection's address.
+TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

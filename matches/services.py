@@ -34,6 +34,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -41,6 +42,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 import engine
+from accounts.names import clean_guest_name
 from engine.layout import ALL_SIDES
 
 from .models import Invite, Match, MatchEvent, QueueEntry, RematchOffer
@@ -51,7 +53,6 @@ log = logging.getLogger(__name__)
 START_WINDOW_MS = 60_000  # both must press 開始 within this, or the match is aborted
 CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
 MAX_FRAME_BYTES = 4096  # UTF-8 bytes of one client frame
-GUEST_NAME_MAX = 40
 # The sweeper looks at a row this long after its wake-up time: a frame stamped
 # just before a deadline may still be on its way to the row lock, and it is
 # judged by its receipt time, so the sweeper must not beat it to the lock.
@@ -352,12 +353,15 @@ def _claim_players(users: list[Any]) -> None:
 
 @transaction.atomic
 def create_same_device(user: Any, guest_name: str) -> Match:
-    """A match for two people at one device; the second seat is a named guest."""
-    name = (guest_name or "").strip()
-    if not name:
-        raise ServiceError("bad_request", _("Give the second player a name."))
-    if len(name) > GUEST_NAME_MAX:
-        raise ServiceError("bad_request", _("That name is too long."))
+    """A match for two people at one device; the second seat is a named guest.
+
+    The guest's name obeys the rules of names (``accounts.names``): no
+    invisible or control characters in a name the table shows.
+    """
+    try:
+        name = clean_guest_name(guest_name or "")
+    except ValidationError as e:
+        raise ServiceError("bad_request", e.messages[0]) from None
     _claim_players([user])
     return new_match(Match.Kind.SAME_DEVICE, user, None, name)
 

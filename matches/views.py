@@ -10,18 +10,15 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseForbidden,
-    JsonResponse,
-)
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
+
+from accounts.api import not_logged_in
 
 from . import services
 from .models import Invite
@@ -109,7 +106,7 @@ def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
     except services.ServiceError as e:
         if e.code == "not_found":
             raise Http404(e.message) from None
-        return HttpResponseForbidden(e.message)
+        raise PermissionDenied(e.message) from None  # the 403 page says why
     from .render import page_context
 
     ctx = page_context(view)
@@ -121,9 +118,9 @@ def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
 
 
 def _api_user(request: HttpRequest) -> JsonResponse | None:
-    if not request.user.is_authenticated:
-        return JsonResponse({"code": "not_logged_in", "message": _("Log in first.")}, status=401)
-    return None
+    # accounts.api.api_login_required answers anonymous /api/ calls first; this
+    # keeps each view safe on its own.
+    return None if request.user.is_authenticated else not_logged_in()
 
 
 def _error(e: services.ServiceError, status: int = 400) -> JsonResponse:

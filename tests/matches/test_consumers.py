@@ -413,13 +413,10 @@ def test_the_leak_check_sees_a_drawn_tile_of_the_opponent() -> None:
 # --- same device -------------------------------------------------------------------------
 
 
-async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
-    alice: Any, settings: Any
-) -> None:
-    settings.DEAL_SEED = 12
+async def _play_same_device(alice: Any, rng: random.Random) -> tuple[list[Any], dict[int, Any]]:
+    """Play one same-device match at random; the frames the device got, and each version's state."""
     m = await database_sync_to_async(services.create_same_device)(alice, "Hanako")
     dev = await open_socket(m.pk, alice)
-    rng = random.Random(12)
     states: dict[int, engine.MatchState] = {}
     try:
         version = 0
@@ -444,22 +441,38 @@ async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
     finally:
         await dev.comm.disconnect()
 
+    return dev.frames, states
+
+
+async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
+    alice: Any, settings: Any
+) -> None:
+    settings.DEAL_SEED = 12
+    rng = random.Random(12)
     hidden = shown = 0
-    for frame in dev.frames:
-        view = frame["view"]
-        if view.get("phase") is None:
-            continue
-        state = states[frame["version"]]
-        if view["awaiting_reveal"]:
-            hidden += 1
-            assert "hand" not in view and view["match"]["you"] is None
-            assert view.get("must_place") is None and not view.get("playable")
-            both = set(state.hands[0]) | set(state.hands[1]) | set(state.talon)
-            visible = {t for t, _ in tiles_in(view.get("layout"))}
-            events = [e for e in view["events"] if e.get("hand") == state.hand_no]
-            shown_tiles = {t for e in events if e.get("type") != "hand_end" for t, _ in tiles_in(e)}
-            assert not (visible | shown_tiles) & both
-        elif view["phase"] in (engine.PLAY, engine.AUCTION):
-            shown += 1
-            assert view["hand"] == [list(t) for t in state.hands[state.to_act]]
+    # The deals depend on the match's id, which depends on how many matches earlier
+    # tests made: a short match is followed by another until enough was seen.
+    for _ in range(5):
+        frames, states = await _play_same_device(alice, rng)
+        for frame in frames:
+            view = frame["view"]
+            if view.get("phase") is None:
+                continue
+            state = states[frame["version"]]
+            if view["awaiting_reveal"]:
+                hidden += 1
+                assert "hand" not in view and view["match"]["you"] is None
+                assert view.get("must_place") is None and not view.get("playable")
+                both = set(state.hands[0]) | set(state.hands[1]) | set(state.talon)
+                visible = {t for t, _ in tiles_in(view.get("layout"))}
+                events = [e for e in view["events"] if e.get("hand") == state.hand_no]
+                shown_tiles = {
+                    t for e in events if e.get("type") != "hand_end" for t, _ in tiles_in(e)
+                }
+                assert not (visible | shown_tiles) & both
+            elif view["phase"] in (engine.PLAY, engine.AUCTION):
+                shown += 1
+                assert view["hand"] == [list(t) for t in state.hands[state.to_act]]
+        if hidden >= 15 and shown >= 15:
+            break
     assert hidden >= 15 and shown >= 15, (hidden, shown)

@@ -25,6 +25,7 @@ LISTS = (
     ROOT / "templates" / "matches" / "TRANSLATIONS_ja.txt",
     ROOT / "history" / "TRANSLATIONS_ja.txt",
     ROOT / "matches" / "TRANSLATIONS_queue_ja.txt",
+    ROOT / "accounts" / "TRANSLATIONS_safety_ja.txt",
 )
 
 
