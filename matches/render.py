@@ -13,29 +13,63 @@ active language (the consumer wraps the call in ``translation.override``).
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
 from typing import Any
 
-from django.template.loader import render_to_string
+from django.conf import settings
 from django.urls import reverse
+from django.utils import translation
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop, ngettext
+from django.utils.translation import gettext_noop, ngettext, pgettext
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup, escape
 
 from . import board
 
-# The fragment templates, in page order; each renders one element with the id given.
+# The fragment templates (Jinja2, templates/matches/live/), in page order; each
+# renders one element with the id given.
 FRAGMENTS = (
-    ("sb-status", "matches/_status.html"),
-    ("sb-opponent", "matches/_opponent.html"),
-    ("sb-board", "matches/_board.html"),
-    ("sb-auction", "matches/_auction.html"),
-    ("sb-hand", "matches/_hand.html"),
-    ("sb-me", "matches/_me.html"),
-    ("sb-settlement", "matches/_settlement.html"),
-    ("sb-log", "matches/_log.html"),
-    ("sb-overlay", "matches/_overlay.html"),
+    ("sb-status", "status.html"),
+    ("sb-opponent", "opponent.html"),
+    ("sb-board", "board.html"),
+    ("sb-auction", "auction.html"),
+    ("sb-hand", "hand.html"),
+    ("sb-me", "me.html"),
+    ("sb-settlement", "settlement.html"),
+    ("sb-log", "log.html"),
+    ("sb-overlay", "overlay.html"),
 )
+LIVE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "matches" / "live"
+
+
+def _translate(message: str) -> Markup:
+    """``_`` in the live templates: the translation, escaped, as ``Markup``.
+
+    So ``_("%(name)s is deciding…") % {"name": name}`` escapes the name and keeps
+    an argument that is already HTML (a countdown) as it is.
+    """
+    return Markup(escape(_(message)))
+
+
+@functools.cache
+def _jinja() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(LIVE_TEMPLATES),
+        autoescape=True,
+        auto_reload=bool(settings.DEBUG),
+        keep_trailing_newline=False,
+    )
+    env.globals["_"] = _translate
+    return env
+
+
+def _render(template: str, ctx: dict[str, Any]) -> str:
+    return _jinja().get_template(template).render(ctx)
+
 
 CHIP = 5  # points per chip (RULES §1)
 
@@ -84,25 +118,41 @@ def pips_svg(pips: list[tuple[float, float]], r: float = 2.5) -> SafeString:
 
 
 def domino(tile: Any, *, vertical: bool = True) -> dict[str, Any]:
-    """A free-standing domino (hand, settlement): its two halves' pips in a 1×2 box of squares."""
+    """A free-standing domino (hand, settlement): its two halves' pips in a 1×2 box of squares.
+
+    ``svg`` is its drawing; callers may add keys to the (fresh) dict they get.
+    """
+    return dict(_domino(int(tile[0]), int(tile[1]), vertical))
+
+
+@functools.lru_cache(maxsize=64)
+def _domino(a: int, b: int, vertical: bool) -> dict[str, Any]:
+    # 28 tiles × 2 orientations: each drawn once per process (numbers only go in).
     u = board.UNIT
-    a, b = int(tile[0]), int(tile[1])
+    tile = (a, b)
     pips = []
     for i, v in enumerate((a, b)):
         cx, cy = (0.5, 0.5 + i) if vertical else (0.5 + i, 0.5)
         for ox, oy in board.pip_offsets(v, vertical):
             pips.append((board._r((cx + ox) * u), board._r((cy + oy) * u)))
     w, h = (u, 2 * u) if vertical else (2 * u, u)
+    line = (3, u, u - 3, u) if vertical else (u, 3, u, u - 3)
+    svg = (
+        f'<svg class="domino-svg{" is-vertical" if vertical else ""}" viewBox="0 0 {w} {h}"'
+        f' aria-hidden="true" focusable="false"><rect class="domino__body" x="1" y="1"'
+        f' width="{w - 2}" height="{h - 2}" rx="4"/><line class="domino__line" x1="{line[0]}"'
+        f' y1="{line[1]}" x2="{line[2]}" y2="{line[3]}"/>{pips_svg(pips)}</svg>'
+    )
     return {
         "tile": [a, b],
         "key": tile_key(tile),
         "label": tile_label(tile),
         "w": w,
         "h": h,
-        "pips_svg": pips_svg(pips),
-        "line": (3, u, u - 3, u) if vertical else (u, 3, u, u - 3),
+        "line": line,
         "vertical": vertical,
         "double": a == b,
+        "svg": Markup(svg),  # noqa: S704 - numbers only
     }
 
 
@@ -222,6 +272,28 @@ def _status(view: dict[str, Any], me: int, own: bool, players: list[dict[str, An
     return _("%(name)s's turn") % {"name": players[to_act]["name"]}
 
 
+def board_fragment(view: dict[str, Any], *, oob: bool) -> str:
+    """The board's fragment: the same for every audience of a version, so drawn once.
+
+    It depends only on the layout, its legal positions and counted ends, and the
+    phase (an empty table's text); a move that places no tile (an auction step,
+    say) reuses the last drawing.
+    """
+    phase = view.get("phase")
+    key = json.dumps(
+        [view.get("layout"), view.get("legal"), view.get("ends"), view.get("end_total")],
+        separators=(",", ":"),
+    )
+    return _board_fragment(key, phase, translation.get_language(), oob)
+
+
+@functools.lru_cache(maxsize=512)
+def _board_fragment(key: str, phase: str | None, language: str, oob: bool) -> str:
+    layout, legal, ends, end_total = json.loads(key)
+    view = {"layout": layout, "legal": legal, "ends": ends, "end_total": end_total}
+    return _render("board.html", {"board": _board(view), "phase": phase, "oob": oob})
+
+
 def _board(view: dict[str, Any]) -> dict[str, Any] | None:
     layout = view.get("layout")
     if layout is None:
@@ -257,8 +329,10 @@ def _hand(view: dict[str, Any]) -> dict[str, Any] | None:
         d["dim"] = my_turn and at is None
         d["drawn"] = must is not None and tile_key(must) == d["key"]
         tiles.append(d)
+    n = len(tiles)
     return {
         "tiles": tiles,
+        "count_text": ngettext("%(n)s tile", "%(n)s tiles", n) % {"n": n},
         "my_turn": my_turn,
         "pips": sum(int(a) + int(b) for a, b in view["hand"]),
         "must_place": None if must is None else tile_label(must),
@@ -551,6 +625,8 @@ def _rematch(view: dict[str, Any], me: int, server_now: Any) -> dict[str, Any] |
         "text": None,
         "countdown": None,
         "goto": None if new is None else reverse("matches:match", args=[int(new)]),
+        "accept_label": pgettext("rematch", "Accept"),
+        "decline_label": pgettext("rematch", "Decline"),
     }
     if new is not None or st == "accepted":
         out["text"] = _("Rematch accepted: on to the new match…")
@@ -640,7 +716,6 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
         "status_text": _status(view, me, own, players),
         "hand_no": None if view.get("hand_no") is None else view["hand_no"] + 1,
         "talon": view.get("talon"),
-        "board": _board(view),
         "hand": _hand(view),
         "auction": _auction(view, players),
         "log": _log(view, players),
@@ -651,13 +726,13 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
         "overlay": _overlay(view, players, server_now),
         # Resigning is always allowed while the match runs (RULES §1), even between hands.
         "can_resign": own and live,
-        "continue": None,
+        "cont": None,
         "server_now": server_now,
         "my_turn": bool(view.get("my_turn")),
     }
     if phase == "hand_over" and m.get("status") == "live":
         ready = m.get("ready") or [False, False]
-        ctx["continue"] = {
+        ctx["cont"] = {
             "ready": [{"name": players[s]["name"], "ready": bool(ready[s])} for s in (0, 1)],
             "pressed": own and bool(ready[me]) and m.get("kind") != "same_device",
             "countdown": countdown(m.get("ready_deadline"), server_now, "continue-countdown"),
@@ -666,15 +741,19 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
 
 
 def page_context(view: dict[str, Any]) -> dict[str, Any]:
-    """The context of ``matches/match.html``: the whole page for ``view``."""
+    """The context of ``matches/match.html``: the whole page for ``view``.
+
+    ``frags`` holds each fragment's HTML (``frags.status``, ``frags.board``, …),
+    rendered as the socket renders them but without ``hx-swap-oob``.
+    """
     ctx = build(view)
     ctx["oob"] = False
-    ctx["fragments"] = [t for _, t in FRAGMENTS]
+    ctx["frags"] = {
+        fid.removeprefix("sb-"): mark_safe(_fragment(fid, t, view, ctx))  # noqa: S308
+        for fid, t in FRAGMENTS
+    }
+    ctx["frags"]["toast"] = mark_safe(_render("toast.html", {"oob": False}))  # noqa: S308
     return ctx
-
-
-# The contract's first name for it.
-render_match_page_context = page_context
 
 
 def render_fragments(view: dict[str, Any], *, language: str | None = None) -> str:
@@ -684,9 +763,7 @@ def render_fragments(view: dict[str, Any], *, language: str | None = None) -> st
 
         with translation.override(language):
             return render_fragments(view)
-    ctx = build(view)
-    ctx["oob"] = True
-    return "".join(render_to_string(t, ctx) for _, t in FRAGMENTS)
+    return render_changed(view, {})
 
 
 def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
@@ -699,13 +776,19 @@ def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
     ctx["oob"] = True
     out = []
     for fid, template in FRAGMENTS:
-        html = render_to_string(template, ctx)
+        html = _fragment(fid, template, view, ctx)
         if sent.get(fid) != html:
             sent[fid] = html
             out.append(html)
     return "".join(out)
 
 
+def _fragment(fid: str, template: str, view: dict[str, Any], ctx: dict[str, Any]) -> str:
+    if fid == "sb-board":
+        return board_fragment(view, oob=ctx["oob"])
+    return _render(template, ctx)
+
+
 def render_error(code: str, message: str) -> str:
     """A toast for an error frame; it replaces the previous toast and fades by itself."""
-    return render_to_string("matches/_toast.html", {"code": code, "message": message, "oob": True})
+    return _render("toast.html", {"code": code, "message": message, "oob": True})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_text
 import re
 from html.parser import HTMLParser
 from typing import Any
@@ -287,7 +288,7 @@ def test_a_block_settlement_shows_both_hands_and_the_arithmetic() -> None:
             assert f'data-tile="{t[0]}-{t[1]}"' in html
     payer = 1 - st["receiver"]
     assert f"rounds to {st['owed']}" in html
-    assert f"{('alice', 'bob')[payer]}&#x27;s {st['pips'][payer]}" in html
+    assert f"{('alice', 'bob')[payer]}&#39;s {st['pips'][payer]}" in html
     assert 'data-op="continue"' in html and 'data-testid="continue-countdown"' in html
     assert re.search(r'data-ready="1"><span[^>]*>✓</span>bob', html)
 
@@ -303,7 +304,7 @@ def test_a_domino_settlement_names_who_went_out_and_the_next_jockey() -> None:
 @pytest.mark.parametrize(
     ("end", "headline", "reason"),
     [
-        ("balance", "You win", "bob&#x27;s balance reached 0"),
+        ("balance", "You win", "bob&#39;s balance reached 0"),
         ("time", "You win", "bob ran out of time"),
         ("resign", "You win", "bob resigned"),
     ],
@@ -343,7 +344,7 @@ def test_the_same_device_hand_off_hides_every_hand() -> None:
     html = frag(v)
     ov = element(html, "sb-overlay")
     name = ("alice", "bob")[s.to_act]
-    assert f"It is {name}'s turn. Hand the device over." in ov
+    assert f"It is {name}'s turn. Hand the device over." in html_text.unescape(ov)
     assert 'data-op="reveal"' in ov
     assert "hand-tile" not in html
     ja = element(frag(v, "ja"), "sb-overlay")
