@@ -19,12 +19,17 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# The embedded default: SQLite, in-memory channel layer, in-process timers. DEBUG
-# stays off (settings' default); the secret key is made on first run in var/.
+# Where `make run` and `make run-services` listen (HOST and PORT from the environment).
+SERVE_HOST := $(or $(HOST),127.0.0.1)
+SERVE_PORT := $(or $(PORT),8000)
+
+# The embedded default: SQLite, in-memory channel layer, the deadline sweeper in the
+# one web process. DEBUG stays off (settings' default); the secret key is made on
+# first run in var/.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
-	@echo "Spectacular Bid is running on http://127.0.0.1:8000"
-	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 config.asgi:application
+	@echo "Spectacular Bid is running on http://$(SERVE_HOST):$(SERVE_PORT)"
+	$(PY) -m config.serve --host $(SERVE_HOST) --port $(SERVE_PORT)
 
 # The same with DEBUG on (Django's error pages with tracebacks) and reloading on
 # code changes: for development only, never where others can reach it.
@@ -34,15 +39,22 @@ dev: $(STAMP)
 	@echo "Spectacular Bid (DEBUG on) is running on http://127.0.0.1:8000"
 	$(PY) manage.py runserver 127.0.0.1:8000
 
-# Production-shaped: PostgreSQL + Redis, Daphne, a Celery worker and beat (Procfile, honcho).
-# DATABASE_URL and REDIS_URL from the environment, else this machine's services.
+# Production-shaped: PostgreSQL + Redis, two Daphne processes behind HAProxy (installed
+# from Debian if missing), a Celery worker (with the deadline sweeper) and beat
+# (Procfile, honcho). DATABASE_URL and REDIS_URL from the environment, else this
+# machine's services. HAProxy listens on HOST:PORT; the web processes on PORT+1, PORT+2.
 run-services: export DATABASE_URL := $(or $(DATABASE_URL),$(SERVICES_DATABASE_URL))
 run-services: export REDIS_URL := $(or $(REDIS_URL),$(SERVICES_REDIS_URL))
 run-services: export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+run-services: export SB_HOST := $(SERVE_HOST)
+run-services: export SB_PORT := $(SERVE_PORT)
+run-services: export WEB1_PORT := $(shell echo $$(($(SERVE_PORT) + 1)))
+run-services: export WEB2_PORT := $(shell echo $$(($(SERVE_PORT) + 2)))
 run-services: $(STAMP)
+	bash scripts/ensure-haproxy.sh
 	honcho start release
-	@echo "Spectacular Bid is running on http://$${HOST:-127.0.0.1}:$${PORT:-8000} (PostgreSQL + Redis + Celery)"
-	honcho start web worker beat
+	@echo "Spectacular Bid is running on http://$(SERVE_HOST):$(SERVE_PORT) (2 web processes, PostgreSQL + Redis + Celery)"
+	honcho start web1 web2 proxy worker beat
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check .

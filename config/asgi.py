@@ -21,6 +21,9 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 import matches.routing  # noqa: E402
+from config import daphne_close  # noqa: E402
+
+daphne_close.install()  # 1012 and 1013 closes (config/daphne_close.py)
 
 # Daphne serves no files itself: with SERVE_STATIC (the default) Django's
 # static-files handler answers /static/ from the app and project static folders.

@@ -241,7 +241,9 @@ def redis_channel_layer(url: str, **config: object) -> dict[str, object]:
 
 
 if REDIS_URL:
-    CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL)}
+    CHANNEL_LAYERS = {
+        "default": redis_channel_layer(REDIS_URL, prefix=envstr("CHANNEL_LAYER_PREFIX", "asgi"))
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

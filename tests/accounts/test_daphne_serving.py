@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-DAPHNE = Path(sys.executable).parent / "daphne"
 
 
 def free_port() -> int:
@@ -64,7 +63,8 @@ def server(run_dir: Path) -> Iterator[str]:
     )
     port = free_port()
     proc = subprocess.Popen(
-        [str(DAPHNE), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+        # What `make run` runs: Daphne through config/serve.py.
+        [sys.executable, "-m", "config.serve", "--host", "127.0.0.1", "--port", str(port)],
         cwd=BASE_DIR,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -73,16 +73,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     log = open(tmp / "daphne.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "config.asgi:application",
-        ],
+        # What `make run` runs: Daphne through config/serve.py.
+        [sys.executable, "-m", "config.serve", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,
         env=env,
         stdout=log,

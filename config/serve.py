@@ -1,0 +1,142 @@
+"""Serve the site with Daphne: ``python -m config.serve [--host H] [--port P]``.
+
+Daphne's own command line, with what a live match needs from its web process:
+
+- **before listening**, the process beats (``matches.liveness``): if the whole
+  web tier was down until now, the outage is given back to every running clock
+  first, so no frame is ever judged against time in which nobody could send one;
+- the loop's tick, the pulse thread and (embedded default) the sweeper start
+  with the reactor (``matches.periodic``), not with the first socket;
+- WebSocket messages are limited to :data:`WS_MAX_MESSAGE` bytes: a frame up to
+  that gets the ``too_large`` error frame, a longer one closes the socket with
+  1009 (RFC 6455 "message too big"), as docs/protocol.md says;
+- **SIGTERM or SIGINT** shuts down cleanly: stop accepting connections (the
+  proxy sends newcomers to the other web process), close every socket with
+  1012 ("service restart"; the page reconnects by itself), say goodbye to the
+  liveness table, and exit — within :data:`SHUTDOWN_S` seconds whatever the
+  load, with a hard exit as the last resort.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+log = logging.getLogger("config.serve")
+
+WS_MAX_MESSAGE = 64 * 1024  # the transport limit (services.MAX_FRAME_BYTES is the app's)
+SHUTDOWN_S = 10.0  # the whole shutdown, start to exit
+DRAIN_S = 3.0  # of which: waiting for sockets to close after the 1012
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    args = parser.parse_args(argv)
+
+    import django
+
+    django.setup()
+    from daphne.server import Server
+    from twisted.internet import reactor
+
+    from config.asgi import application
+    from matches import liveness, periodic, services
+
+    class WebServer(Server):  # type: ignore[misc]
+        ports: list[Any]
+
+        def listen_success(self, port: Any) -> None:
+            self.ports.append(port)
+            super().listen_success(port)
+
+    # The start ends any outage of the whole web tier: credited before any frame.
+    liveness.beat(services.now_ms())
+    from django.db import connections
+
+    connections.close_all()
+
+    server = WebServer(
+        application=application,
+        endpoints=[f"tcp:port={args.port}:interface={args.host}"],
+        signal_handlers=False,
+        websocket_max_message_size=WS_MAX_MESSAGE,
+        websocket_max_frame_size=WS_MAX_MESSAGE,
+        application_close_timeout=5,
+        ping_interval=20,
+        ping_timeout=30,
+    )
+    server.ports = []
+    stopping = threading.Event()
+
+    def graceful() -> None:
+        if stopping.is_set():
+            return
+        stopping.set()
+        log.info("shutting down: no new connections, closing sockets with 1012")
+        timer = threading.Timer(SHUTDOWN_S, _hard_exit)
+        timer.daemon = True
+        timer.start()
+        for port in server.ports:
+            port.stopListening()
+        for protocol in list(server.connections):
+            try:
+                if hasattr(protocol, "serverClose"):
+                    if protocol.state == protocol.STATE_OPEN:
+                        protocol.serverClose(code=1012)
+                elif protocol.transport is not None:
+                    protocol.transport.loseConnection()
+            except Exception:
+                log.exception("could not close %r", protocol)
+        asyncio.ensure_future(_finish(time.monotonic()))
+
+    async def _finish(started: float) -> None:
+        while time.monotonic() - started < DRAIN_S and any(
+            "disconnected" not in c for c in server.connections.values()
+        ):
+            await asyncio.sleep(0.05)
+        try:
+            await periodic.stop()
+            await asyncio.get_running_loop().run_in_executor(None, liveness.retire)
+        except Exception:
+            log.exception("could not retire cleanly")
+        reactor.stop()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        reactor.callFromThread(graceful)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    async def start_background() -> None:
+        periodic.ensure_started()
+
+    def on_start() -> None:
+        # Close an over-long message with 1009 and a closing handshake, so that the
+        # client reads the code (dropping the connection at once gave it only 1006).
+        server.ws_factory.setProtocolOptions(failByDrop=False)
+        asyncio.ensure_future(start_background())
+
+    reactor.callWhenRunning(on_start)
+    print(f"Spectacular Bid is serving on http://{args.host}:{args.port}", flush=True)
+    server.run()
+
+
+def _hard_exit() -> None:
+    log.warning("shutdown took longer than %.0f s: exiting now", SHUTDOWN_S)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

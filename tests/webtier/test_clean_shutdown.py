@@ -1,0 +1,68 @@
+"""SIGTERM: a web process stops accepting, closes its sockets with 1012 and exits in time.
+
+docs/protocol.md promises close code 1012 ("service restart") so that a page
+reconnects by itself, and the process must be gone within 10 s even after load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+
+from tests.processes import Client, WebProcess, answers, session_cookie
+from tests.webtier.conftest import legal_frame, new_casual
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SOCKETS = 40
+
+
+async def test_sigterm_closes_every_socket_with_1012_and_exits_within_10_s(
+    embedded_web: WebProcess, alice: Any, bob: Any
+) -> None:
+    match = await database_sync_to_async(new_casual)(alice, bob)
+    cookies = [await database_sync_to_async(session_cookie)(u) for u in (alice, bob)]
+    # Some load first: many open sockets, a started match, a few moves.
+    sockets = [
+        await Client.open(embedded_web.url, match.pk, cookies[i % 2]) for i in range(SOCKETS)
+    ]
+    for s in sockets:
+        await s.recv()
+    await sockets[0].send({"op": "start", "version": 0})
+    await sockets[1].send({"op": "start", "version": 0})
+    views = [(await s.state_at(2))["view"] for s in sockets[:2]]
+    version = 2
+    for _ in range(4):
+        actor = next(i for i, v in enumerate(views) if legal_frame(v, version))
+        await sockets[actor].send(legal_frame(views[actor], version))  # type: ignore[arg-type]
+        views = [(await s.state_at(version + 1))["view"] for s in sockets[:2]]
+        version += 1
+
+    started = time.monotonic()
+    embedded_web.signal(signal.SIGTERM)
+    try:
+        codes = await asyncio.gather(*(_close_code(s) for s in sockets))
+    except BaseException:
+        print(embedded_web.log[-3000:])
+        raise
+    assert set(codes) == {1012}, codes
+    rc = await asyncio.get_running_loop().run_in_executor(None, embedded_web.wait, 12.0)
+    took = time.monotonic() - started
+    assert rc == 0 and took < 10.0, (rc, took, embedded_web.log[-2000:])
+    assert not answers(embedded_web.url + "/")
+
+
+async def _close_code(client: Client) -> int:
+    import websockets
+
+    try:
+        while True:
+            await asyncio.wait_for(client.ws.recv(), 10)
+    except websockets.ConnectionClosed as e:
+        assert e.rcvd is not None, "closed without a close frame"
+        return int(e.rcvd.code)
