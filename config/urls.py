@@ -1,4 +1,4 @@
-"""URLs: the lobby and matches at the root, accounts, the admin, and set_language."""
+"""URLs: the lobby and matches at the root, accounts, the rules, the admin, and set_language."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("matches.urls")),
     path("", include("history.urls")),
+    path("", include("rules.urls")),
 ]

@@ -25,6 +25,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
+from matches.drawn_board import drawn
 from matches.models import Match
 from ratings.models import PlayerRating
 
@@ -105,7 +106,11 @@ def history(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @require_GET
 def replay(request: HttpRequest, match_id: int) -> HttpResponse:
-    """Step through a match that is over, both hands shown (``?step=N``, from 0)."""
+    """Step through a match that is over, both hands shown (``?step=N``, from 1).
+
+    It opens at step 1, the first deal; each step is one decision, drawn on the
+    live match's board (``matches.drawn_board``).
+    """
     m = get_object_or_404(Match.objects.select_related("player0", "player1"), pk=match_id)
     if not m.is_over:
         raise Http404(_("There is no replay of a match that is not over."))
@@ -114,9 +119,9 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
     rp = replays.build(m)
     last = len(rp.steps) - 1
     try:
-        n = int(request.GET.get("step", last))
+        n = int(request.GET.get("step", 1)) - 1
     except ValueError:
-        n = last
+        n = 0
     n = max(0, min(n, last))
     step = rp.steps[n] if rp.steps else None
     chart = line_chart(
@@ -139,6 +144,10 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
             "step": step,
             "n": n,
             "last": last,
+            "board": None
+            if step is None or step.table is None
+            else drawn(step.table, mark_last=step.kind == "place"),
+            "hands": rp.hands,
             "chart": chart,
             "decisions": decisions,
             "longest_ms": longest,
