@@ -25,6 +25,8 @@ LISTS = (
     ROOT / "templates" / "matches" / "TRANSLATIONS_ja.txt",
     ROOT / "history" / "TRANSLATIONS_ja.txt",
     ROOT / "matches" / "TRANSLATIONS_queue_ja.txt",
+    ROOT / "rules" / "TRANSLATIONS_rules_ja.txt",
+    ROOT / "templates" / "TRANSLATIONS_ui_ja.txt",
 )
 
 
