@@ -1,5 +1,5 @@
 """People for the page tests (rules, header, invite): alice invites, bob accepts, the
-outsider only looks. Everyone has ``PASSWORD`` (tests/support.py)."""
+outsider only looks."""
 
 from __future__ import annotations
 
@@ -10,11 +10,8 @@ import pytest
 from tests.support import FAST_HASHERS, PASSWORD
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-
-
 @pytest.fixture
-def user_password() -> str:
+def user_password(settings: Any) -> str:
+    """Everyone has ``PASSWORD`` here (the invite tests log in), hashed the fast way."""
+    settings.PASSWORD_HASHERS = FAST_HASHERS
     return PASSWORD

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from ui_pages import new_context, off_the_loop
+from ui_pages import browsing, off_the_loop
 
 from matches import services
 from matches.models import Invite
@@ -42,9 +42,7 @@ def _stranger_sees_the_invite(page: Any, inv: Invite) -> None:
 def test_log_in_on_the_invite_accept_and_back_never_shows_a_live_accept(
     browser: Any, live_server: Any, invite: Invite
 ) -> None:
-    ctx = new_context(browser, live_server, "phone")
-    try:
-        page = ctx.new_page()
+    with browsing(browser, live_server, "phone") as page:
         _stranger_sees_the_invite(page, invite)
         page.fill("#invite-username", "bob")
         page.fill("#invite-password", PASSWORD)
@@ -59,16 +57,12 @@ def test_log_in_on_the_invite_accept_and_back_never_shows_a_live_accept(
         assert page.locator("[data-testid=accept-invite]").count() == 0
         assert "この招待はすでに受諾されています。" in page.inner_text("main")
         assert page.locator("[data-testid=invite-match]").get_attribute("href") == match_path
-    finally:
-        ctx.close()
 
 
 def test_sign_up_from_the_invite_comes_back_to_accept_it(
     browser: Any, live_server: Any, invite: Invite
 ) -> None:
-    ctx = new_context(browser, live_server, "desktop")
-    try:
-        page = ctx.new_page()
+    with browsing(browser, live_server, "desktop") as page:
         _stranger_sees_the_invite(page, invite)
         page.click("[data-testid=invite-signup]")
         page.fill("input[name=username]", "newcomer")
@@ -78,8 +72,6 @@ def test_sign_up_from_the_invite_comes_back_to_accept_it(
         page.wait_for_url(f"**/invites/{invite.code}/")
         page.click("[data-testid=accept-invite]")
         page.wait_for_url(re.compile(r"/matches/\d+/$"))
-    finally:
-        ctx.close()
 
 
 def test_a_stranger_opening_an_accepted_invite_can_do_nothing_with_it(
@@ -87,12 +79,8 @@ def test_a_stranger_opening_an_accepted_invite_can_do_nothing_with_it(
 ) -> None:
     bob = get_user_model().objects.get(username="bob")
     off_the_loop(services.accept_invite, invite.code, bob)
-    ctx = new_context(browser, live_server, "phone")
-    try:
-        page = ctx.new_page()
+    with browsing(browser, live_server, "phone") as page:
         page.goto(f"/invites/{invite.code}/")
         assert "この招待はすでに受諾されています。" in page.inner_text("main")
         for testid in ("accept-invite", "invite-login", "invite-signup", "invite-match"):
             assert page.locator(f"[data-testid={testid}]").count() == 0
-    finally:
-        ctx.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ui_pages import new_context, off_the_loop, screenshot, scrolls_sideways, small_targets
+from ui_pages import browsing, off_the_loop, screenshot, scrolls_sideways, small_targets
 
 from matches import services
 from tests.support import FAST_HASHERS, PASSWORD, Tables, make_user, use_embedded_default
@@ -61,9 +61,7 @@ def test_every_page_fits_and_every_target_is_full_size(
     ]
     problems: list[str] = []
     for name, user, path in pages:
-        ctx = new_context(browser, live_server, size, user)
-        try:
-            page = ctx.new_page()
+        with browsing(browser, live_server, size, user) as page:
             failed: list[str] = []
             page.on("response", lambda r, f=failed: r.status >= 400 and f.append(r.url))
             page.goto(path)
@@ -73,8 +71,6 @@ def test_every_page_fits_and_every_target_is_full_size(
                 problems.append(f"{name}: scrolls sideways")
             problems += [f"{name}: {what}" for what in small_targets(page)]
             problems += [f"{name}: {url} failed" for url in failed]
-        finally:
-            ctx.close()
     assert problems == []
 
 
@@ -82,9 +78,7 @@ def test_the_pages_hold_what_they_should_at_phone_width(
     browser: Any, live_server: Any, site: dict[str, Any]
 ) -> None:
     """The measurements above mean something: the pages are the real ones, filled."""
-    ctx = new_context(browser, live_server, "phone", site["alice"])
-    try:
-        page = ctx.new_page()
+    with browsing(browser, live_server, "phone", site["alice"]) as page:
         page.goto("/u/alice/matches/")
         cards = page.locator("tr.history-row")
         assert cards.count() == 6
@@ -103,5 +97,3 @@ def test_the_pages_hold_what_they_should_at_phone_width(
         assert nav == ["ロビー", "ランキング", "自分の対局", "ルール"]
         # One language button on a phone: the other language, a full target.
         assert page.locator(".lang-switch button:visible").all_inner_texts() == ["English"]
-    finally:
-        ctx.close()

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from ui_pages import BOARD_DRAWN, new_context, off_the_loop
+from ui_pages import BOARD_DRAWN, browsing, off_the_loop
 
 import engine
 from matches.models import Match, MatchEvent
@@ -75,9 +75,7 @@ def test_walking_the_replay_by_keyboard_shows_the_engines_layout_at_every_step(
     expected = _expected(finished)
     kinds = [e["kind"] for e in expected]
     assert kinds.count("hand_start") == 2 and "bid" in kinds  # two hands and an auction
-    ctx = new_context(browser, live_server, "desktop", finished.player0)
-    try:
-        page = ctx.new_page()
+    with browsing(browser, live_server, "desktop", finished.player0) as page:
         page.goto(f"/matches/{finished.pk}/replay/")
         for k, want in enumerate(expected, start=1):
             page.wait_for_selector(f'#replay[data-step="{k}"]')
@@ -93,17 +91,13 @@ def test_walking_the_replay_by_keyboard_shows_the_engines_layout_at_every_step(
         page.keyboard.press("ArrowLeft")
         page.wait_for_selector(f'#replay[data-step="{last - 1}"]')
         assert page.url.endswith(f"?step={last - 1}")
-    finally:
-        ctx.close()
 
 
 def test_a_hand_can_be_jumped_to_and_opens_at_its_deal(
     browser: Any, live_server: Any, finished: Match
 ) -> None:
     first_of_hand_2 = [e["kind"] for e in _expected(finished)].index("hand_start", 1) + 1
-    ctx = new_context(browser, live_server, "phone", finished.player1)
-    try:
-        page = ctx.new_page()
+    with browsing(browser, live_server, "phone", finished.player1) as page:
         page.goto(f"/matches/{finished.pk}/replay/")
         assert page.locator("#replay").get_attribute("data-step") == "1"
         page.locator("[data-testid=replay-hand]", has_text="2").click()
@@ -114,16 +108,12 @@ def test_a_hand_can_be_jumped_to_and_opens_at_its_deal(
         # Tapping "next" from the deal shows its first decision on the board.
         page.click("[data-testid=replay-next]")
         page.wait_for_selector(f'#replay[data-step="{first_of_hand_2 + 1}"]')
-    finally:
-        ctx.close()
 
 
 def test_keys_pressed_while_a_step_loads_are_not_lost(
     browser: Any, live_server: Any, finished: Match
 ) -> None:
-    ctx = new_context(browser, live_server, "desktop", finished.player0)
-    try:
-        page = ctx.new_page()
+    with browsing(browser, live_server, "desktop", finished.player0) as page:
         page.goto(f"/matches/{finished.pk}/replay/")
         for _ in range(4):
             page.keyboard.press("ArrowRight")
@@ -139,5 +129,3 @@ def test_keys_pressed_while_a_step_loads_are_not_lost(
         page.keyboard.press("ArrowLeft")
         # Had the first key stepped forward (to 4), this one would land on 3.
         page.wait_for_selector('#replay[data-step="2"]')
-    finally:
-        ctx.close()

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from ui_pages import BOARD_DRAWN, new_context
+from ui_pages import BOARD_DRAWN, browsing
 
 from engine.layout import Layout
 
@@ -65,9 +65,7 @@ def _rows() -> list[dict[str, Any]]:
 def test_every_figure_draws_the_engines_counted_ends(browser: Any, live_server: Any) -> None:
     rows = _rows()
     for size in ("phone", "desktop"):
-        ctx = new_context(browser, live_server, size)
-        try:
-            page = ctx.new_page()
+        with browsing(browser, live_server, size) as page:
             page.goto("/rules/")
             figures = page.locator("figure.rules-figure")
             assert figures.count() == len(rows) == 12
@@ -89,5 +87,3 @@ def test_every_figure_draws_the_engines_counted_ends(browser: Any, live_server: 
                     and f"配置による加点: {row['moved']}点" in caption
                 )
             assert sorted(matched) == list(range(12))  # every row of the table, once
-        finally:
-            ctx.close()

@@ -8,7 +8,8 @@ the brief names are here: a 360×740 touch phone and a 1280×800 desktop.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -86,6 +87,16 @@ def new_context(browser: Any, live_server: Any, size: str, user: Any = None) -> 
             [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
         )
     return ctx
+
+
+@contextmanager
+def browsing(browser: Any, live_server: Any, size: str, user: Any = None) -> Iterator[Any]:
+    """A page in a context of its own (``new_context``), closed afterwards."""
+    ctx = new_context(browser, live_server, size, user)
+    try:
+        yield ctx.new_page()
+    finally:
+        ctx.close()
 
 
 def small_targets(page: Any) -> list[str]:
