@@ -146,10 +146,16 @@ def _example_match(clock: engine.ClockConfig | None) -> engine.MatchState:
     )
 
 
-def auction_examples() -> list[list[dict[str, Any]]]:
-    """Each auction of ``AUCTIONS`` as played by the engine: a line and the balances after."""
+def auction_examples() -> list[dict[str, Any]]:
+    """Each auction of ``AUCTIONS`` as played by the engine: its title, and for each
+    action a line and the balances after it."""
+    titles = (
+        _("The jockey's bid is accepted: the discount applies"),
+        _("The opponent's bid is accepted: no discount"),
+        _("The opponent declines"),
+    )
     out = []
-    for actions in AUCTIONS:
+    for title, actions in zip(titles, AUCTIONS, strict=True):
         state = _example_match(None)
         lines = []
         for i, action in enumerate(actions):
@@ -161,7 +167,7 @@ def auction_examples() -> list[list[dict[str, Any]]]:
                     "opponent": state.balances[OPPONENT],
                 }
             )
-        out.append(lines)
+        out.append({"title": title, "lines": lines})
     return out
 
 
