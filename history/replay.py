@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 import engine
@@ -218,6 +220,25 @@ def build(match: Match, events: Iterable[MatchEvent] | None = None) -> Replay:
         ev = {"type": "voided", "reason": match.void_reason}
         replay.steps.append(_step(0, ev, state, names, clocks, clocks.t0 or 0, []))
     return replay
+
+
+@lru_cache(maxsize=16)
+def _build_once(match_id: int, version: int, created: str, language: str | None) -> Replay:
+    match = Match.objects.select_related("player0", "player1").get(pk=match_id)
+    return build(match)
+
+
+def build_cached(match: Match) -> Replay:
+    """``build(match)`` for a match that is over, kept for the next step's request.
+
+    Stepping through a replay asks for the same match again and again; the log of
+    a match that is over no longer changes. The key holds the match's version
+    (bumped by every change), its creation time (an id can come back after a
+    rollback) and the language (the step texts are translated).
+    """
+    if not match.is_over:
+        return build(match)
+    return _build_once(match.pk, match.version, match.created_at.isoformat(), get_language())
 
 
 def _replay_event(

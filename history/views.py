@@ -116,7 +116,7 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
         raise Http404(_("There is no replay of a match that is not over."))
     if not can_replay(m, request.user):
         return HttpResponseForbidden(_("Only the players can watch this replay."))
-    rp = replays.build(m)
+    rp = replays.build_cached(m)
     last = len(rp.steps) - 1
     try:
         n = int(request.GET.get("step", 1)) - 1
@@ -135,9 +135,13 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
     )
     decisions = rp.decisions
     longest = max((s.used or 0 for s in decisions), default=0)
+    # A step link fetches only the step (#replay); a first visit, or htmx restoring its
+    # history, gets the whole page.
+    htmx = getattr(request, "htmx", None)
+    partial = bool(htmx) and not htmx.history_restore_request
     return render(
         request,
-        "history/replay.html",
+        "history/_replay_step.html" if partial else "history/replay.html",
         {
             "match": m,
             "replay": rp,

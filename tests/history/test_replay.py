@@ -296,3 +296,29 @@ def test_a_match_played_to_the_end_replays_without_a_break(
     assert RatingChange.objects.filter(match=m).count() == 2  # balance ends are rated
     final = engine.from_dict(m.state)
     assert rp.steps[-1].hands == (tuple(final.hands[0]), tuple(final.hands[1]))
+
+
+def test_a_step_link_fetches_only_the_step(client: Client, played: Match, alice: Any) -> None:
+    client.force_login(alice)
+    full = client.get(_url(played, 3)).content.decode()
+    step = client.get(_url(played, 3), HTTP_HX_REQUEST="true").content.decode()
+    assert step.lstrip().startswith('<div id="replay"') and 'data-step="3"' in step
+    assert "<header" not in step and "replay-steps" not in step
+    assert len(step) * 3 < len(full)
+    # htmx restoring its history asks for the whole page again.
+    restore = client.get(
+        _url(played, 3), HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    ).content.decode()
+    assert "<header" in restore and "replay-steps" in restore
+
+
+def test_the_steps_are_told_in_the_language_of_each_request(
+    client: Client, played: Match, alice: Any
+) -> None:
+    client.force_login(alice)
+    deal = re.compile(r'data-testid="replay-text"><strong>([^<]*)</strong>')
+    ja = deal.search(client.get(_url(played, 1)).content.decode())
+    client.cookies["django_language"] = "en"
+    en = deal.search(client.get(_url(played, 1)).content.decode())
+    assert ja and en
+    assert ja[1].startswith("ハンド1") and en[1].startswith("Hand 1 dealt")
