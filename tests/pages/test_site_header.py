@@ -72,3 +72,8 @@ def test_the_lobby_states_the_time_control_and_links_the_rules(
     assert 'data-testid="time-control"' in html
     assert "各自2分（120秒）" in html and "判断ごとに最初の10秒" in html
     assert re.search(r'<a [^>]*href="/rules/"[^>]*data-testid="rules-link"', html)
+
+
+def test_a_browser_asking_for_favicon_ico_gets_the_icon(client: Client) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"] == "/static/favicon.svg"
