@@ -1,12 +1,17 @@
-"""URLs: the lobby and matches at the root, accounts, the admin, and set_language."""
+"""URLs: the lobby and matches at the root, accounts, the rules, the admin, and set_language."""
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic.base import RedirectView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("accounts.urls")),
     path("", include("matches.urls")),
     path("", include("history.urls")),
+    path("", include("rules.urls")),
 ]

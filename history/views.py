@@ -25,6 +25,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
+from matches.drawn_board import drawn
 from matches.models import Match
 from ratings.models import PlayerRating
 
@@ -105,18 +106,22 @@ def history(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @require_GET
 def replay(request: HttpRequest, match_id: int) -> HttpResponse:
-    """Step through a match that is over, both hands shown (``?step=N``, from 0)."""
+    """Step through a match that is over, both hands shown (``?step=N``, from 1).
+
+    It opens at step 1, the first deal; each step is one decision, drawn on the
+    live match's board (``matches.drawn_board``).
+    """
     m = get_object_or_404(Match.objects.select_related("player0", "player1"), pk=match_id)
     if not m.is_over:
         raise Http404(_("There is no replay of a match that is not over."))
     if not can_replay(m, request.user):
         return HttpResponseForbidden(_("Only the players can watch this replay."))
-    rp = replays.build(m)
+    rp = replays.build_cached(m)
     last = len(rp.steps) - 1
     try:
-        n = int(request.GET.get("step", last))
+        n = int(request.GET.get("step", 1)) - 1
     except ValueError:
-        n = last
+        n = 0
     n = max(0, min(n, last))
     step = rp.steps[n] if rp.steps else None
     chart = line_chart(
@@ -130,15 +135,23 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
     )
     decisions = rp.decisions
     longest = max((s.used or 0 for s in decisions), default=0)
+    # A step link fetches only the step (#replay); a first visit, or htmx restoring its
+    # history, gets the whole page.
+    htmx = getattr(request, "htmx", None)
+    partial = bool(htmx) and not htmx.history_restore_request
     return render(
         request,
-        "history/replay.html",
+        "history/_replay_step.html" if partial else "history/replay.html",
         {
             "match": m,
             "replay": rp,
             "step": step,
             "n": n,
             "last": last,
+            "board": None
+            if step is None or step.table is None
+            else drawn(step.table, mark_last=step.kind == "place"),
+            "hands": rp.hands,
             "chart": chart,
             "decisions": decisions,
             "longest_ms": longest,

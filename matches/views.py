@@ -15,17 +15,19 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.api import not_logged_in
+from rules.examples import time_control
 
 from . import services
 from .models import Invite
 
 
 def lobby(request: HttpRequest) -> HttpResponse:
-    ctx: dict[str, Any] = {}
+    ctx: dict[str, Any] = {"time_control": time_control()}
     if request.user.is_authenticated:
         ctx["live_matches"] = services.live_matches_of(request.user)
         ctx["open_invites"] = Invite.objects.filter(
@@ -41,18 +43,33 @@ def invite_create(request: HttpRequest) -> HttpResponse:
     return redirect("matches:invite", code=inv.code)
 
 
-@login_required
+@never_cache
 @require_GET
 def invite_detail(request: HttpRequest, code: str) -> HttpResponse:
+    """An invite link: who invites, the time control, and what can be done with it.
+
+    Public: a stranger sees who invites before logging in or signing up, and both
+    lead back here (``next``). Only a logged-in user other than the creator gets
+    the accept button, and only while the invite is open; an accepted invite says
+    so, with a link to the match for its two players. Never cached, so that Back
+    from the match fetches it again instead of showing a stale accept button.
+    """
     inv = get_object_or_404(Invite.objects.select_related("creator"), code=code)
+    user_id = request.user.pk if request.user.is_authenticated else None
     accepted = inv.status == Invite.Status.ACCEPTED and inv.match_id is not None
-    if accepted and request.user.pk in (inv.creator_id, inv.accepted_by_id):
-        return redirect("matches:match", match_id=inv.match_id)
+    is_player = accepted and user_id is not None and user_id in (inv.creator_id, inv.accepted_by_id)
     url = request.build_absolute_uri(reverse("matches:invite", kwargs={"code": inv.code}))
     return render(
         request,
         "lobby/invite.html",
-        {"invite": inv, "invite_url": url, "is_creator": inv.creator_id == request.user.pk},
+        {
+            "invite": inv,
+            "invite_url": url,
+            "is_creator": user_id is not None and inv.creator_id == user_id,
+            "can_accept": inv.status == Invite.Status.OPEN and not inv.expired,
+            "match_url": reverse("matches:match", args=[inv.match_id]) if is_player else None,
+            "time_control": time_control(),
+        },
     )
 
 

@@ -89,7 +89,7 @@ def capture_changes() -> Iterator[list[services.Change]]:
 
 
 class Tables:
-    """Make matches through ``matches.services`` and act in them."""
+    """Make matches through ``matches.services``, act in them, and play them on."""
 
     def ranked(self, a: Any, b: Any) -> Match:
         # The ranked queue's constructor, until a public one exists.
@@ -118,4 +118,32 @@ class Tables:
 
     def resign(self, m: Match, user: Any) -> Match:
         self.act(m, user, "resign")
+        return self.fresh(m)
+
+    def user_at(self, m: Match, seat: int) -> Any:
+        return m.player0 if seat == 0 or m.player1_id is None else m.player1
+
+    def play(self, m: Match, decisions: int, *, all_in: bool = False) -> Match:
+        """Make up to ``decisions`` real decisions (first legal action), continuing hands.
+
+        ``all_in`` bids the most one can afford in every auction, which ends the
+        match by balance at the first auction (a bidder pays its whole balance).
+        """
+        for _ in range(decisions):
+            m = self.fresh(m)
+            if m.is_over:
+                break
+            state = engine.from_dict(m.state)
+            if state.phase == engine.HAND_OVER:
+                for seat in (0, 1) if m.player1_id else (0,):
+                    self.act(m, self.user_at(m, seat), "continue")
+                continue
+            seat = state.to_act
+            if state.awaiting_reveal:
+                self.act(m, self.user_at(m, seat), "reveal")
+                continue
+            legal = engine.legal_actions(state)
+            action = legal[-1] if all_in and state.phase == engine.AUCTION else legal[0]
+            frame = frame_for(action)
+            self.act(m, self.user_at(m, seat), frame.pop("op"), **frame)
         return self.fresh(m)

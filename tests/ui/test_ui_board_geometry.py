@@ -118,19 +118,9 @@ def test_each_counted_end_shows_its_value_once(layouts: list[dict[str, Any]]) ->
 def test_spinner_straight_sides_go_left_and_right_and_branches_up_and_down() -> None:
     # The rules page's figure: [1|4], [1|1] (spinner) on its low end, [4|4], [3|4], [1|2],
     # [1|5] on branch A, [5|5], [0|5], [1|3] on branch B.
-    layout, lay = layout_dicts(
-        [
-            ((1, 4), None),
-            ((1, 1), ((1, 4), "low")),
-            ((4, 4), ((1, 4), "high")),
-            ((3, 4), ((4, 4), "straight_b")),
-            ((1, 2), ((1, 1), "straight_b")),
-            ((1, 5), ((1, 1), "branch_a")),
-            ((5, 5), ((1, 5), "high")),
-            ((0, 5), ((5, 5), "straight_b")),
-            ((1, 3), ((1, 1), "branch_b")),
-        ]
-    )
+    from rules.examples import SPINNER_LINE
+
+    layout, lay = layout_dicts(list(SPINNER_LINE))
     drawn, dots = board.layout_squares(layout)
     where = {d.tile: d.box for d in drawn}
     spinner = where[(1, 1)]

@@ -1,0 +1,1 @@
+"""The rules page (/rules/): the original Japanese page with its figures and worked examples."""

@@ -1,0 +1,99 @@
+"""The pages around the match at phone and desktop width, in a real Chromium.
+
+At 360×740 (touch) and 1280×800, every interactive element of the rules page,
+lobby, invite page, history, profile, leaderboard and replay is a full touch
+target (44×44 px), nothing scrolls sideways, and no request fails (the favicon
+included). A screenshot of each page at each width is kept in tests/e2e/artifacts/.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ui_pages import browsing, off_the_loop, screenshot, scrolls_sideways, small_targets
+
+from matches import services
+from tests.support import FAST_HASHERS, PASSWORD, Tables, make_user, use_embedded_default
+
+
+def _build_site() -> dict[str, Any]:
+    """alice and bob with five rated matches each, a finished casual match to replay, an
+    open invite and an accepted one."""
+    alice, bob = make_user("alice", PASSWORD), make_user("bob_kanazawa", PASSWORD)
+    tables = Tables()
+    for _ in range(5):  # enough rated matches for the leaderboard
+        tables.resign(tables.start(tables.ranked(alice, bob)), bob)
+    played = tables.play(tables.start(tables.casual(alice, bob)), 500, all_in=True)
+    assert played.is_over
+    accepted = services.create_invite(alice)
+    services.accept_invite(accepted.code, bob)
+    return {
+        "alice": alice,
+        "bob": bob,
+        "replay": f"/matches/{played.pk}/replay/?step=8",
+        "open_invite": f"/invites/{services.create_invite(alice).code}/",
+        "accepted_invite": f"/invites/{accepted.code}/",
+    }
+
+
+@pytest.fixture
+def site(transactional_db: Any, settings: Any) -> dict[str, Any]:
+    use_embedded_default(settings, deal_seed=5)
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    return off_the_loop(_build_site)
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_every_page_fits_and_every_target_is_full_size(
+    browser: Any, live_server: Any, site: dict[str, Any], size: str
+) -> None:
+    pages = [
+        ("rules", None, "/rules/"),
+        ("lobby-visitor", None, "/"),
+        ("lobby", site["alice"], "/"),
+        ("invite-visitor", None, site["open_invite"]),
+        ("invite-accepted", site["bob"], site["accepted_invite"]),
+        ("history", site["alice"], "/u/alice/matches/"),
+        ("profile", site["alice"], "/u/alice/"),
+        ("leaderboard", None, "/leaderboard/"),
+        ("replay", site["alice"], site["replay"]),
+    ]
+    problems: list[str] = []
+    for name, user, path in pages:
+        with browsing(browser, live_server, size, user) as page:
+            failed: list[str] = []
+            page.on("response", lambda r, f=failed: r.status >= 400 and f.append(r.url))
+            page.goto(path)
+            page.wait_for_load_state("load")
+            screenshot(page, f"{name}-{size}")
+            if scrolls_sideways(page):
+                problems.append(f"{name}: scrolls sideways")
+            problems += [f"{name}: {what}" for what in small_targets(page)]
+            problems += [f"{name}: {url} failed" for url in failed]
+    assert problems == []
+
+
+def test_the_pages_hold_what_they_should_at_phone_width(
+    browser: Any, live_server: Any, site: dict[str, Any]
+) -> None:
+    """The measurements above mean something: the pages are the real ones, filled."""
+    with browsing(browser, live_server, "phone", site["alice"]) as page:
+        page.goto("/u/alice/matches/")
+        cards = page.locator("tr.history-row")
+        assert cards.count() == 6
+        # A row is a card: its cells stack, and the kind label keeps to one line.
+        kind = page.locator("tr.history-row[data-kind=casual] td.label-cell").first
+        assert kind.inner_text() == "カジュアル"
+        lines = kind.evaluate(
+            "td => { const r = document.createRange(); r.selectNodeContents(td);"
+            " return new Set(Array.from(r.getClientRects()).map((b) => Math.round(b.top))).size; }"
+        )
+        assert lines == 1
+        page.goto("/leaderboard/")
+        assert page.locator("tr[data-player]").count() == 2
+        page.goto("/")
+        nav = page.locator("nav.site-nav a").all_inner_texts()
+        assert nav == ["ロビー", "ランキング", "自分の対局", "ルール"]
+        # One language button on a phone: the other language, a full target.
+        assert page.locator(".lang-switch button:visible").all_inner_texts() == ["English"]

@@ -1,0 +1,115 @@
+"""Helpers for the browser tests of the site's pages (rules, lobby, invite, history, replay).
+
+The pages are served by pytest-django's ``live_server``; a player is logged in by
+giving the browser context the session cookie of a Django test client. Both sizes
+the brief names are here: a 360×740 touch phone and a 1280×800 desktop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import connections
+from django.test import Client
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
+SIZES: dict[str, dict[str, Any]] = {
+    "phone": {"viewport": {"width": 360, "height": 740}, "has_touch": True, "is_mobile": True},
+    "desktop": {"viewport": {"width": 1280, "height": 800}},
+}
+INTERACTIVE = "a, button, input:not([type=hidden]), select, summary, [role=button]"
+TAP = 44  # px, both ways
+
+T = TypeVar("T")
+
+# What a board (templates/board/_board.html) inside an element draws: the tiles, the one
+# marked as just placed, the counted-end numbers, and how many positions have a dot.
+BOARD_DRAWN = """(root) => {
+  const all = (sel) => Array.from(root.querySelectorAll(sel));
+  return {
+    tiles: all(".board svg g.domino").map((g) => g.dataset.tile),
+    last: all(".board svg g.domino.is-last").map((g) => g.dataset.tile),
+    numbers: all(".board svg text.pos__num").map((t) => t.textContent),
+    dots: all(".board svg g.pos").length,
+  };
+}"""
+
+# Every visible interactive element smaller than a full touch target, described.
+_SMALL = """([sel, tap]) => Array.from(document.querySelectorAll(sel)).flatMap((e) => {
+  const r = e.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility === "hidden") return [];
+  if (r.width >= tap - 0.01 && r.height >= tap - 0.01) return [];
+  const what = (e.innerText || e.value || e.getAttribute("aria-label") || "").trim().slice(0, 30);
+  return [`${e.tagName.toLowerCase()} "${what}" ${r.width.toFixed(1)}×${r.height.toFixed(1)}`];
+})"""
+
+
+def off_the_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``fn`` in a thread of its own and return its result.
+
+    While the browser is open, Playwright's event loop runs on the test's thread,
+    where the services' ``async_to_sync`` pushes (on commit) refuse to run; the
+    live server's threads, like this one, have no loop.
+    """
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # re-raised on the test's thread
+            out["error"] = e
+        finally:
+            connections.close_all()  # this thread's own; left open, they outlive the test DB
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]  # type: ignore[no-any-return]
+
+
+def new_context(browser: Any, live_server: Any, size: str, user: Any = None) -> Any:
+    """A Japanese browser context at ``size`` (``"phone"``/``"desktop"``), logged in as ``user``."""
+    ctx = browser.new_context(base_url=live_server.url, locale="ja-JP", **SIZES[size])
+    ctx.set_default_timeout(10_000)
+    if user is not None:
+        client = Client()
+        off_the_loop(client.force_login, user)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+        ctx.add_cookies(
+            [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+        )
+    return ctx
+
+
+@contextmanager
+def browsing(browser: Any, live_server: Any, size: str, user: Any = None) -> Iterator[Any]:
+    """A page in a context of its own (``new_context``), closed afterwards."""
+    ctx = new_context(browser, live_server, size, user)
+    try:
+        yield ctx.new_page()
+    finally:
+        ctx.close()
+
+
+def small_targets(page: Any) -> list[str]:
+    """Visible interactive elements under 44×44 px (every ``<details>`` opened first)."""
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    return list(page.evaluate(_SMALL, [INTERACTIVE, TAP]))
+
+
+def scrolls_sideways(page: Any) -> bool:
+    return bool(page.evaluate("document.documentElement.scrollWidth > innerWidth"))
+
+
+def screenshot(page: Any, name: str) -> None:
+    """Keep a full-page screenshot in tests/e2e/artifacts/ (written on every run)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
