@@ -146,6 +146,13 @@ class MatchConsumer(AsyncWebsocketConsumer):
             await self._send_error("bad_request", self._t("That frame is not JSON."))
             return
         op = frame.get("op") if isinstance(frame, dict) else None
+        if self.audience == "watch":
+            # A spectator may only ask for the current view; nothing it sends changes the match.
+            if op == "sync":
+                await self._send_current()
+            else:
+                await self._send_error("not_a_player", self._t("You are watching this match."))
+            return
         try:
             if op in services.REMATCH_OPS:
                 outcome = await db.run(_rematch, self.match_id, self.user, op, self.language)
@@ -232,12 +239,15 @@ class MatchConsumer(AsyncWebsocketConsumer):
 
 
 def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[str, Any]] | None:
-    """The socket's user, its audience (``None``: no seat) and its first full view."""
+    """The socket's user, its audience (``None``: no such match) and its first full view.
+
+    Anyone logged in who holds no seat watches: the spectators' audience.
+    """
     user = scope_user(scope)
     if user is None:
         return None
     try:
-        m, view = services.current_view(match_id, user)
+        m, view = services.current_view(match_id, user, watch=True)
     except services.ServiceError:
         return user, None, {}
     return user, services.audience_of(m, user.pk), view
@@ -245,7 +255,7 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[s
 
 def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:
     try:
-        return services.current_view(match_id, user)[1]
+        return services.current_view(match_id, user, watch=audience == "watch")[1]
     except services.ServiceError:
         return None
 

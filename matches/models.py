@@ -71,6 +71,11 @@ class Match(models.Model):
     winner_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     end_reason = models.CharField(max_length=16, blank=True)
     void_reason = models.CharField(max_length=200, blank=True)
+    # Each seat's rating when the match was made, ``{"value", "display"}`` (a guest
+    # seat: null), and each seat's rating change once a ranked match is settled.
+    # Kept on the row so that a move's views need no rating query.
+    player_ratings = models.JSONField(default=list, blank=True)
+    rating_delta = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)

@@ -81,6 +81,7 @@ _ELSEWHERE = (
     gettext_noop("Frames are JSON text."),
     gettext_noop("That frame is too large."),
     gettext_noop("That frame is not JSON."),
+    gettext_noop("You are watching this match."),
 )
 
 

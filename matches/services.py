@@ -201,6 +201,8 @@ def view_for(
         "version": m.version,
         "void_reason": m.void_reason,
         "rematch": rematch_block(m) if audience != "watch" else None,
+        "ratings": m.player_ratings or [None, None],
+        "rating_delta": m.rating_delta,
     }
     return view
 
@@ -332,9 +334,19 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
         guest_name=guest_name,
         ready_deadline_ms=deadline,
         wake_at_ms=deadline,
+        player_ratings=[_rating_for_view(p) for p in (player0, player1)],
     )
     _record(m, [{"type": "created", "t": now}])
     return m
+
+
+def _rating_for_view(user: Any) -> dict[str, Any] | None:
+    from ratings.services import rating_of
+
+    if user is None:
+        return None
+    r = rating_of(user)
+    return {"value": r.value, "display": r.display}
 
 
 def _claim_players(users: list[Any]) -> None:
@@ -675,7 +687,9 @@ def _finish_if_over(m: Match, state: engine.MatchState) -> None:
     # Ratings change in this same transaction: never a finished match without them.
     from ratings.services import settle_match
 
-    settle_match(m)
+    changes = {c.player_id: c.change for c in settle_match(m)}
+    if changes:
+        m.rating_delta = [changes.get(m.player0_id), changes.get(m.player1_id)]
 
 
 def _abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:
@@ -937,10 +951,31 @@ def repush_pending(limit: int = 100) -> list[int]:
 # --- views -----------------------------------------------------------------
 
 
-def current_view(match_id: int, user: Any) -> tuple[Match, dict[str, Any]]:
-    """A seat holder's full view (the page, a reconnect); ``ServiceError`` otherwise."""
-    m, _seats, state = seated(next(iter(_match_query().filter(pk=match_id)), None), user)
-    return m, view_for(m, state, audience_of(m, user.pk), now_ms())
+def current_view(
+    match_id: int, user: Any, *, watch: bool = False
+) -> tuple[Match, dict[str, Any]]:
+    """A seat holder's full view (the page, a reconnect); ``ServiceError`` otherwise.
+
+    With ``watch``, anyone else gets the spectators' view (no hand at all, the
+    settlement's hands only once a hand is over) instead of ``not_a_player``.
+    """
+    m = next(iter(_match_query().filter(pk=match_id)), None)
+    if m is None:
+        raise ServiceError("not_found", _("No such match."))
+    if not m.seats_of(getattr(user, "pk", None)) and not watch:
+        raise ServiceError("not_a_player", _("You are not playing in this match."))
+    state = engine.from_dict(m.state) if m.state is not None else None
+    return m, view_for(m, state, audience_of(m, getattr(user, "pk", None)), now_ms())
+
+
+def watchable() -> list[Match]:
+    """The live matches anyone may watch (the lobby's "live now" list), newest first."""
+    return list(
+        Match.objects.filter(status=Match.Status.LIVE)
+        .exclude(kind=Match.Kind.SAME_DEVICE)
+        .select_related("player0", "player1")
+        .order_by("-started_at")[:20]
+    )
 
 
 def current_change(match_id: int) -> Change | None:

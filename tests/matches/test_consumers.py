@@ -52,8 +52,14 @@ async def test_a_socket_with_a_forged_session_cookie_is_refused_with_4401(match:
     assert await close_code(match.pk, None, headers) == 4401
 
 
-async def test_an_outsider_is_refused_with_4403(match: Match, outsider: Any) -> None:
-    assert await close_code(match.pk, outsider) == 4403
+async def test_an_outsider_watches_without_any_hand(match: Match, outsider: Any) -> None:
+    sock = await open_socket(match.pk, outsider)
+    try:
+        view = sock.frames[0]["view"]
+        assert view["seat"] is None and "hand" not in view
+        assert view["match"]["watching"] is True and view["match"]["you"] is None
+    finally:
+        await sock.comm.disconnect()
 
 
 async def test_a_socket_for_a_match_that_does_not_exist_is_refused(alice: Any) -> None:
@@ -337,17 +343,62 @@ async def _play_whole_match(
     raise AssertionError("the match did not end")
 
 
+def spectator_leaks(view: dict[str, Any], state: engine.MatchState) -> list[str]:
+    """What a spectator's ``view`` shows of either hand or the talon that it must not."""
+    v = copy.deepcopy(view)
+    hidden = set(state.hands[0]) | set(state.hands[1]) | set(state.talon)
+    v["events"] = [e for e in v.get("events", []) if e.get("hand") == state.hand_no]
+    found = [f"a hand key at {k}" for k in ("hand", "playable", "must_place") if v.get(k)]
+    settled = [v.pop("settlement")] if v.get("settlement") else []
+    settled += [{"hands": e.pop("hands", None)} for e in v["events"] if e["type"] == "hand_end"]
+    for block in settled:
+        for tile, path in tiles_in(block.get("hands")):
+            if tile in set(state.talon):
+                found.append(f"talon tile {tile} in the settlement at {path}")
+    for tile, path in tiles_in(v):
+        if path and path[-1] in ("hand_sizes", "pips"):
+            continue
+        if tile in hidden:
+            found.append(f"hidden tile {tile} at {path}")
+    return found
+
+
 async def test_no_frame_shows_a_seat_the_opponents_tiles_or_the_talon(
-    match: Match, alice: Any, bob: Any, settings: Any
+    match: Match, alice: Any, bob: Any, carol: Any, settings: Any
 ) -> None:
     seed = await database_sync_to_async(find_seed)(match.pk, _whole_match, random_legal)
     settings.DEAL_SEED = seed
     socks = {0: await open_socket(match.pk, alice), 1: await open_socket(match.pk, bob)}
+    # carol holds no seat: she watches, from the first frame to the last.
+    spectator = await open_socket(match.pk, carol)
     try:
         states = await _play_whole_match(match, socks, seed)
+        await spectator.state_at(max(states))
+        # A spectator's frames never change the match.
+        before = await database_sync_to_async(snapshot)(match.pk)
+        await spectator.send({"op": "resign", "version": max(states)})
+        refused = await spectator.until(lambda f: f["type"] == "error")
+        assert refused["code"] == "not_a_player"
+        assert await database_sync_to_async(snapshot)(match.pk) == before
     finally:
-        for sock in socks.values():
+        for sock in (*socks.values(), spectator):
             await sock.comm.disconnect()
+    watched = 0
+    for frame in spectator.frames:
+        if frame["type"] != "state" or frame["version"] < 2:
+            continue
+        state = states[frame["version"]]
+        view = frame["view"]
+        assert view["seat"] is None and view["match"]["watching"] is True
+        assert view["match"]["you"] is None
+        problems = spectator_leaks(view, state)
+        assert not problems, (frame["version"], problems)
+        watched += 1
+        if state.hands[0]:  # the check is real: a planted hand tile is caught
+            planted = copy.deepcopy(view)
+            planted["debug"] = [list(state.hands[0][0])]
+            assert spectator_leaks(planted, state)
+    assert watched >= 40 and {f["version"] for f in spectator.frames} >= set(states)
     final = states[max(states)]
     assert final.phase == engine.MATCH_OVER and final.end == "balance"
     assert final.hand_no >= 2
