@@ -126,6 +126,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "health_check",
     "axes",
     "accounts",
     "matches",

@@ -5,11 +5,15 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic.base import RedirectView
 
+from matches.health import HealthView  # noqa: E402
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Database, Redis, the Celery worker and the deadline sweeper (matches/health.py).
+    path("healthz", HealthView.as_view(), name="healthz"),
     path("", include("accounts.urls")),
     path("", include("matches.urls")),
     path("", include("history.urls")),

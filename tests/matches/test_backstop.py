@@ -432,3 +432,31 @@ def test_a_move_in_time_makes_the_backstop_of_its_decision_stale(
     # The old timer fires late, past the old deadline: it is for an old version.
     assert services.check_match(table.match_id, scheduled_for, now=deadline + 2_000) is False
     assert snapshot(table.match_id) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_healthz_reports_the_worker_and_its_sweeps(
+    worker: Worker, settings: Any, client: Any, require_redis: str, monkeypatch: Any
+) -> None:
+    from config.celery import app
+
+    # This process asks over the same broker as the worker's (settings read REDIS_URL at start).
+    monkeypatch.setitem(app.conf, "broker_url", require_redis)
+    monkeypatch.setattr(app, "_pool", None)
+    monkeypatch.setitem(app.conf, "task_default_queue", worker.tag)
+    _wait_for(
+        lambda: client.get("/healthz", {"format": "json"}).status_code == 200,
+        10,
+        "a healthy /healthz",
+    )
+    body = client.get("/healthz", {"format": "json"}).json()
+    assert {k.split("(")[0] for k in body} == {"Database", "Redis", "Ping", "Sweeper"}
+    worker.kill()
+    _wait_for(
+        lambda: client.get("/healthz", {"format": "json"}).status_code == 500,
+        15,
+        "/healthz noticing the dead worker",
+    )
+    body = client.get("/healthz", {"format": "json"}).json()
+    assert body["Database(alias='default')"] == "OK"
+    assert any("Ping" in k and v != "OK" for k, v in body.items())
