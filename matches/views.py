@@ -29,16 +29,32 @@ def lobby(request: HttpRequest) -> HttpResponse:
     ctx: dict[str, Any] = {"time_control": time_control()}
     if request.user.is_authenticated:
         ctx["live_matches"] = services.live_matches_of(request.user)
+        playing = next((m for m in ctx["live_matches"] if m.status == m.Status.LIVE), None)
+        if playing is not None:
+            # A player whose match is under way belongs there, not in a new one.
+            messages.info(request, _("Your match is under way: back to it."))
+            return redirect("matches:match", match_id=playing.pk)
         ctx["open_invites"] = Invite.objects.filter(
             creator=request.user, status=Invite.Status.OPEN
         )[:10]
     return render(request, "lobby/home.html", ctx)
 
 
+def _refused(request: HttpRequest, e: services.ServiceError, fallback: HttpResponse) -> HttpResponse:
+    """Say why; a player who is busy in a match goes back to it."""
+    messages.error(request, e.message)
+    if e.match_id is not None and e.code == "busy":
+        return redirect("matches:match", match_id=e.match_id)
+    return fallback
+
+
 @login_required
 @require_POST
 def invite_create(request: HttpRequest) -> HttpResponse:
-    inv = services.create_invite(request.user)
+    try:
+        inv = services.create_invite(request.user)
+    except services.ServiceError as e:
+        return _refused(request, e, redirect("matches:lobby"))
     return redirect("matches:invite", code=inv.code)
 
 
@@ -88,8 +104,8 @@ def invite_accept(request: HttpRequest, code: str) -> HttpResponse:
     try:
         m = services.accept_invite(code, request.user)
     except services.ServiceError as e:
-        messages.error(request, e.message)
-        return redirect("matches:invite", code=code) if e.code != "not_found" else redirect("/")
+        back = redirect("matches:invite", code=code) if e.code != "not_found" else redirect("/")
+        return _refused(request, e, back)
     return redirect("matches:match", match_id=m.pk)
 
 
@@ -109,8 +125,7 @@ def same_device_create(request: HttpRequest) -> HttpResponse:
     try:
         m = services.create_same_device(request.user, request.POST.get("guest_name", ""))
     except services.ServiceError as e:
-        messages.error(request, e.message)
-        return redirect("matches:lobby")
+        return _refused(request, e, redirect("matches:lobby"))
     return redirect("matches:match", match_id=m.pk)
 
 
@@ -139,7 +154,10 @@ def _api_user(request: HttpRequest) -> JsonResponse | None:
 
 
 def _error(e: services.ServiceError, status: int = 400) -> JsonResponse:
-    return JsonResponse({"code": e.code, "message": e.message}, status=status)
+    body: dict[str, Any] = {"code": e.code, "message": e.message}
+    if e.match_id is not None:
+        body["match_id"] = e.match_id  # the match a busy player should go back to
+    return JsonResponse(body, status=status)
 
 
 @require_GET
@@ -157,7 +175,10 @@ def api_match_state(request: HttpRequest, match_id: int) -> JsonResponse:
 def api_invite_create(request: HttpRequest) -> JsonResponse:
     if (denied := _api_user(request)) is not None:
         return denied
-    inv = services.create_invite(request.user)
+    try:
+        inv = services.create_invite(request.user)
+    except services.ServiceError as e:
+        return _error(e, 429)
     url = request.build_absolute_uri(reverse("matches:invite", kwargs={"code": inv.code}))
     return JsonResponse({"code": inv.code, "url": url, "expires_at": inv.expires_at.isoformat()})
 
