@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -37,6 +38,8 @@ from .socket_auth import (
     origin_allowed,
     scope_user,
 )
+
+log = logging.getLogger(__name__)
 
 RECENT_EVENTS = 16  # what an HTML page's record shows (engine.LOG_SIZE)
 
@@ -79,7 +82,45 @@ async def refuse(consumer: AsyncWebsocketConsumer, code: int) -> None:
     await consumer.close(code=code)
 
 
-class MatchConsumer(AsyncWebsocketConsumer):
+class LayerSafe:
+    """A consumer that survives its channel layer going away.
+
+    Channels reads the consumer's channel in the same loop as the client's
+    frames; when Redis stops answering that read raises, and the consumer died
+    with a 1011 (or, before the handshake, an HTTP 500). Here a failed read
+    becomes a ``layer.lost`` event instead: the socket is closed with 1013 ("try
+    again later", on which the page reconnects by itself). Channels assigns
+    ``channel_receive`` in ``__call__``; the property wraps what it assigns.
+    """
+
+    accepted = False
+    _raw_receive: Any = None
+
+    @property
+    def channel_receive(self) -> Any:
+        return self._safe_receive
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Any) -> None:
+        self._raw_receive = receive
+
+    async def _safe_receive(self) -> dict[str, Any]:
+        try:
+            return dict(await self._raw_receive())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("the channel layer does not answer; closing the socket with 1013")
+            await asyncio.sleep(1.0)  # no busy loop while the layer is down
+            return {"type": "layer.lost"}
+
+    async def layer_lost(self, event: dict[str, Any]) -> None:
+        if self.accepted:
+            await self.close(code=CLOSE_TRY_LATER)  # type: ignore[attr-defined]
+        # Before the handshake, connect() finds the layer down itself (group_add).
+
+
+class MatchConsumer(LayerSafe, AsyncWebsocketConsumer):
     match_id: int
     audience: str
     html: bool
@@ -121,6 +162,7 @@ class MatchConsumer(AsyncWebsocketConsumer):
             await refuse(self, CLOSE_TRY_LATER)
             return
         await self.accept()
+        self.accepted = True
         # A (re)connection gets the whole current view.
         await self._send_view(view)
 

@@ -32,7 +32,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from . import broadcast, db, periodic, queue
-from .consumers import language_of, parse_json, refuse
+from .consumers import LayerSafe, language_of, parse_json, refuse
 from .socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -45,7 +45,7 @@ PRESENCE_EVERY_S = 10.0
 MAX_FRAME_BYTES = 1024
 
 
-class LobbyConsumer(AsyncWebsocketConsumer):
+class LobbyConsumer(LayerSafe, AsyncWebsocketConsumer):
     group: str
     language: str
     _presence: asyncio.Task[None] | None = None
@@ -72,6 +72,7 @@ class LobbyConsumer(AsyncWebsocketConsumer):
             await refuse(self, CLOSE_TRY_LATER)
             return
         await self.accept()
+        self.accepted = True
         await self._send_status(touch=True)
         self._presence = asyncio.ensure_future(self._keep_presence())
 

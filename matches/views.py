@@ -40,7 +40,9 @@ def lobby(request: HttpRequest) -> HttpResponse:
     return render(request, "lobby/home.html", ctx)
 
 
-def _refused(request: HttpRequest, e: services.ServiceError, fallback: HttpResponse) -> HttpResponse:
+def _refused(
+    request: HttpRequest, e: services.ServiceError, fallback: HttpResponse
+) -> HttpResponse:
     """Say why; a player who is busy in a match goes back to it."""
     messages.error(request, e.message)
     if e.match_id is not None and e.code == "busy":

@@ -527,3 +527,13 @@ async def test_a_same_device_socket_never_gets_a_hand_while_a_reveal_is_awaited(
         if hidden >= 15 and shown >= 15:
             break
     assert hidden >= 15 and shown >= 15, (hidden, shown)
+
+
+async def test_a_socket_that_cannot_reach_the_channel_layer_is_closed_with_1013(
+    match: Match, alice: Any, settings: Any
+) -> None:
+    from config.settings import redis_channel_layer
+
+    # Redis down: no pushes could reach the socket. A clear close the page retries on.
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer("redis://127.0.0.1:1/0")}
+    assert await close_code(match.pk, alice) == 1013
