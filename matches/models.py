@@ -76,6 +76,9 @@ class Match(models.Model):
     # Kept on the row so that a move's views need no rating query.
     player_ratings = models.JSONField(default=list, blank=True)
     rating_delta = models.JSONField(null=True, blank=True)
+    # The last outage given back to this match (matches.liveness): ``{"ms", "seat",
+    # "to"}`` — so the page can say what happened.
+    last_credit = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)

@@ -202,6 +202,7 @@ def view_for(
         "void_reason": m.void_reason,
         "rematch": rematch_block(m) if audience != "watch" else None,
         "ratings": m.player_ratings or [None, None],
+        "credit": m.last_credit,
         "rating_delta": m.rating_delta,
     }
     return view
@@ -901,6 +902,7 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
             return False
         if not event["ms"]:
             return False
+        m.last_credit = {"ms": event["ms"], "seat": event["player"], "to": end_ms}
         save_change(m, state, [event], before=before, now=end_ms)
         return True
 

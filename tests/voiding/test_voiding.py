@@ -78,6 +78,9 @@ def test_an_outage_of_the_whole_web_tier_is_given_back_to_the_player_to_act(
     assert engine.clocks_at(s2, start + 13_100) == clocks_then
     event = MatchEvent.objects.filter(match=m, kind="credit").get()
     assert event.data["ms"] == 13_100 and event.data["player"] == s.to_act
+    # Both pages are told: the pushed frames say how much was given back, and to whom.
+    for seat in ("seat0", "seat1"):
+        assert f'"credit":{{"ms":13100,"seat":{s.to_act},' in pushes[-1].frames[seat]
     m.refresh_from_db()
     assert m.status == Match.Status.LIVE and m.wake_at_ms == new_deadline
     assert pushes[-1].match_id == m.pk and pushes[-1].version == m.version
