@@ -18,8 +18,9 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -115,7 +116,7 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
     if not m.is_over:
         raise Http404(_("There is no replay of a match that is not over."))
     if not can_replay(m, request.user):
-        return HttpResponseForbidden(_("Only the players can watch this replay."))
+        raise PermissionDenied(_("Only the players can watch this replay."))  # the 403 page
     rp = replays.build_cached(m)
     last = len(rp.steps) - 1
     try:

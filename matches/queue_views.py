@@ -11,7 +11,8 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -73,7 +74,7 @@ def rematch(request: HttpRequest, match_id: int) -> HttpResponse:
         outcome = rematch_service.act_rematch(match_id, request.user, op)
     except services.ServiceError as e:
         if e.code == "not_a_player":
-            return HttpResponseForbidden(e.message)
+            raise PermissionDenied(e.message) from None  # the 403 page says why
         messages.error(request, e.message)
         return HttpResponseClientRedirect(here) if request.htmx else redirect(here)
     if outcome.error is not None:

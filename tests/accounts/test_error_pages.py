@@ -36,9 +36,11 @@ def test_the_404_page_in_english(client: Client, db: Any) -> None:
 
 
 def test_the_403_page_says_why(client: Client, alice: Any, bob: Any, outsider: Any) -> None:
-    match = Tables().casual(alice, bob)
+    # A replay is for its two players only (anyone may watch a live match, though).
+    tables = Tables()
+    match = tables.resign(tables.start(tables.casual(alice, bob)), alice)
     client.force_login(outsider)
-    response = client.get(f"/matches/{match.pk}/")
+    response = client.get(f"/matches/{match.pk}/replay/")
     assert response.status_code == 403
     page = response.content.decode()
     assert "このページは開けません" in page

@@ -90,8 +90,9 @@ def test_a_turns_draws_belong_to_the_placement_or_pass_that_follows(played: Matc
     with_draws = [s for s in rp.steps if s.draws]
     assert with_draws
     for s in with_draws:
-        # The drawer's own turn: it placed (the last tile drawn, if it fitted) or passed.
-        assert s.kind in ("place", "pass")
+        # The drawer's own turn: it placed (the last tile drawn, if it fitted) or passed
+        # — or resigned instead, which a player may do at any moment (RULES §1).
+        assert s.kind in ("place", "pass", "resign")
         assert s.text.count("[") >= len(s.draws) + (s.kind == "place")
         if s.kind == "place":
             assert s.tile == s.draws[-1]
