@@ -58,8 +58,9 @@ class Result:
     balances: list[int]
     # Points each seat received over the match: placements, block settlements, auction payments.
     received: list[int] = field(default_factory=lambda: [0, 0])
-    # Milliseconds per real decision (not forced), by seat.
+    # Milliseconds per real decision (not forced), by seat: wall time and this process's CPU time.
     decision_ms: list[list[float]] = field(default_factory=lambda: [[], []])
+    decision_cpu_ms: list[list[float]] = field(default_factory=lambda: [[], []])
 
 
 # A check run before every decision's action is applied: (state, seat, frame).
@@ -98,8 +99,9 @@ def play_match(
             seat = s.to_act
             assert seat is not None
             players[1 - seat].memory.update(views[1 - seat])
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             frame = players[seat].observe(views[seat])
+            result.decision_cpu_ms[seat].append((time.process_time() - c0) * 1000)
             result.decision_ms[seat].append((time.perf_counter() - t0) * 1000)
             if frame is None:
                 raise AssertionError(f"level {levels[seat]} had no answer on its turn")

@@ -35,23 +35,25 @@ def choose(table: Table, candidates: int, unknown: int, opp_size: int) -> tuple[
     the talon); ``opp_size`` the opponent's hand size. The caller guarantees
     that some candidate fits (or that the table is empty).
     """
-    n_unknown = unknown.bit_count()
     options = table.options(candidates)
     if len(options) == 1:
         return options[0]
-    best_key = (-1, 0.0)
+    placed = [(table.place(i, t), i, t) for i, t in options]
+    top = max(after.total if after.total % 5 == 0 else 0 for after, _, _ in placed)
+    n_unknown = unknown.bit_count()
+    best_rest = -1e9
     best = options[0]
-    for i, t in options:
-        after = table.place(i, t)
+    for after, i, t in placed:
+        if (after.total if after.total % 5 == 0 else 0) != top:
+            continue  # scoring comes first; the rest only breaks ties
         rest = PIP_WEIGHT * PIPS[t] + (DOUBLE_WEIGHT if LOW[t] == HIGH[t] else 0.0)
         possible = unknown & ~BIT[t]
         if possible and opp_size:
             reply, scoring = after.best_reply(possible)
             if reply:
                 rest -= REPLY_WEIGHT * min(1.0, scoring * opp_size / n_unknown) * reply
-        key = (after.score(), rest)
-        if key > best_key:
-            best_key, best = key, (i, t)
+        if rest > best_rest:
+            best_rest, best = rest, (i, t)
     return best
 
 

@@ -82,20 +82,19 @@ def decide_plain(
     """``decide`` for input already made plain (``seat_view``, ``hand_events``)."""
     if not v["my_turn"] or v["forced"] is not None or v.get("awaiting_reveal"):
         return None
+    deadline = None if time_limit_ms is None else time.perf_counter() + time_limit_ms / 1000
     if v["phase"] == "auction":
         if level == 1:
             return _random_auction(v, rng)
-        value = (
-            _open_value_estimate(v) if level == 2 else _open_value_search(v, events, rng, playouts)
-        )
-        return _auction(v, value)
+        if level == 2:
+            return _auction(v, _open_value_estimate(v))
+        return _auction(v, _open_value_search(v, events, rng, playouts, deadline))
     if v["phase"] != "play":
         return None
     if level == 1:
         return _random_place(v, rng)
     lay, table, options = _options(v)
     if level == 3 and len(options) > 1:
-        deadline = None if time_limit_ms is None else time.perf_counter() + time_limit_ms / 1000
         choice = _search_place(v, events, table, options, rng, playouts, deadline)
     else:
         hand = mask_of(v["hand"])
@@ -149,17 +148,22 @@ def _open_value_estimate(v: View) -> float:
     return OPEN_BASE + OPEN_SCORE_WEIGHT * best
 
 
-def _open_value_search(v: View, events: list[Event], rng: random.Random, playouts: int) -> float:
+def _open_value_search(
+    v: View, events: list[Event], rng: random.Random, playouts: int, deadline: float | None
+) -> float:
     """Level 3: the mean of (this seat opens) minus (the opponent opens) over sampled worlds."""
     me = v["seat"]
     b = belief(v, events)
     hand = mask_of(v["hand"])
     gain = 0.0
-    worlds = max(1, playouts // 2)
-    for _ in range(worlds):
+    worlds = 0
+    while worlds < max(1, playouts // 2):
         hands, talon = _world(me, hand, b, rng)
         for opener, sign in ((me, 1), (1 - me, -1)):
             gain += sign * greedy.playout(Table.new(), hands, talon, v["balances"], opener, 0, me)
+        worlds += 1
+        if deadline is not None and time.perf_counter() > deadline:
+            break
     return gain / worlds
 
 
@@ -226,12 +230,12 @@ def _search_place(
     b = belief(v, events)
     hand = mask_of(v["hand"])
     sums = [0.0] * len(options)
-    for n in range(max(1, playouts // len(options))):
-        if n and deadline is not None and time.perf_counter() > deadline:
-            break
+    for _ in range(max(1, playouts // len(options))):
         hands, talon = _world(me, hand, b, rng)
         for k, (i, t) in enumerate(options):
             sums[k] += greedy.playout(table, hands, talon, v["balances"], me, 0, me, first=(i, t))
+        if deadline is not None and time.perf_counter() > deadline:
+            break
     # Ties (equal sums) go to the heavier tile: it costs more if the hand blocks.
     best = max(range(len(options)), key=lambda k: (sums[k], PIPS[options[k][1]]))
     return options[best]
