@@ -31,8 +31,11 @@ PLAYOUTS = 240
 TIME_LIMIT_MS = 250
 
 # Level 2's estimate of what opening is worth (points, against the opponent
-# opening): a base for the tempo, plus the points of its best opening tile.
-OPEN_BASE = 12
+# opening): a base for having the first move, plus the points its best opening
+# tile scores. Level 3's playouts put it nearer 6 + 0.5 x those points (and
+# anything from 0 to 25 for one hand), so level 2, like an intermediate
+# player, pays 15 for a 10-point opening that is worth a little less.
+OPEN_BASE = 6
 OPEN_SCORE_WEIGHT = 1.0
 
 Frame = dict[str, Any]
