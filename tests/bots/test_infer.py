@@ -17,6 +17,7 @@ from bots import Memory
 from bots.infer import Belief, belief
 from bots.table import ALL_MASK, HAS, mask_of
 from engine import PLAY, Deal, MatchState
+from tests.bots.deals import after_forced_opening
 
 WORLDS = 30
 
@@ -112,19 +113,20 @@ def test_the_opponent_is_never_given_a_tile_for_the_ends_it_drew_or_passed_on() 
     assert constrained >= 20
 
 
-def forced_deal(seat0: list[engine.Tile], seat1: list[engine.Tile]) -> Deal:
-    rest = [t for t in engine.ALL_TILES if t not in seat0 and t not in seat1]
-    return Deal.from_order([*seat0, *seat1, *rest])
+# Seat 0 opens with [5|6], the highest tile dealt: nobody holds a double.
+NO_DOUBLES = (
+    [(5, 6), (0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 4)],
+    [(4, 5), (0, 3), (1, 4), (2, 4), (3, 4), (0, 5), (1, 5)],
+)
+DOUBLES = mask_of([(v, v) for v in range(7)])
 
 
 def test_a_forced_opening_proves_the_opponent_was_dealt_nothing_higher() -> None:
     # Seat 1 opens with [5|5], so [6|6] was dealt to nobody: it is in the talon.
-    deal = forced_deal(
+    s = after_forced_opening(
         [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 4), (5, 6)],
         [(5, 5), (0, 5), (1, 5), (2, 4), (3, 4), (0, 6), (1, 6)],
     )
-    s = engine.new_match(deal, clock=None)
-    s, _ = engine.apply(s, engine.forced_action(s), 0)
     view = engine.view_for(s, 0, 0)
     six_six = mask_of([(6, 6)])
     worlds = samples(belief(view, view["events"]), 1)
@@ -133,32 +135,18 @@ def test_a_forced_opening_proves_the_opponent_was_dealt_nothing_higher() -> None
 
 
 def test_a_forced_opening_without_a_double_proves_every_double_is_in_the_talon() -> None:
-    doubles = mask_of([(v, v) for v in range(7)])
-    deal = forced_deal(
-        [(5, 6), (0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 4)],
-        [(4, 5), (0, 3), (1, 4), (2, 4), (3, 4), (0, 5), (1, 5)],
-    )
-    s = engine.new_match(deal, clock=None)
-    s, _ = engine.apply(s, engine.forced_action(s), 0)  # seat 0 opens [5|6]
-    view = engine.view_for(s, 1, 0)
+    view = engine.view_for(after_forced_opening(*NO_DOUBLES), 1, 0)
     for opp, _ in samples(belief(view, view["events"]), 2):
-        assert not opp & doubles
+        assert not opp & DOUBLES
 
 
 def test_without_the_whole_hand_in_memory_only_the_sizes_constrain() -> None:
-    deal = forced_deal(
-        [(5, 6), (0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 4)],
-        [(4, 5), (0, 3), (1, 4), (2, 4), (3, 4), (0, 5), (1, 5)],
-    )
-    s = engine.new_match(deal, clock=None)
-    s, _ = engine.apply(s, engine.forced_action(s), 0)
-    view = engine.view_for(s, 1, 0)
+    view = engine.view_for(after_forced_opening(*NO_DOUBLES), 1, 0)
     missing_start = [e for e in view["events"] if e["type"] != "hand_start"]
     b = belief(view, missing_start)
     assert not b.informed and b.slots == (0,) * 6
-    doubles = mask_of([(v, v) for v in range(7)])
     # Nothing then proves the opponent holds no double; some world gives it one.
-    assert any(opp & doubles for opp, _ in samples(b, 3))
+    assert any(opp & DOUBLES for opp, _ in samples(b, 3))
 
 
 def test_a_memory_keeps_the_whole_hand_though_each_frame_brings_only_new_events() -> None:

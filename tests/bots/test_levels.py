@@ -11,11 +11,7 @@ import engine
 from bots import Player, decide
 from bots.arena import play_match
 from engine import Action, Deal, MatchState
-
-
-def deal_of(seat0: list[engine.Tile], seat1: list[engine.Tile]) -> Deal:
-    rest = [t for t in engine.ALL_TILES if t not in seat0 and t not in seat1]
-    return Deal.from_order([*seat0, *seat1, *rest])
+from tests.bots.deals import after_forced_opening, deal_of
 
 
 def auction_states() -> list[MatchState]:
@@ -71,12 +67,10 @@ def immediate_scores(s: MatchState) -> dict[tuple[Any, ...], int]:
 def test_level_2_takes_an_immediate_15_over_a_0() -> None:
     # Seat 0 must open with [6|6] (12 on the table). Seat 1 can answer with
     # [3|6] (12 + 3 = 15) or [5|6] (12 + 5 = 17, nothing).
-    deal = deal_of(
+    s = after_forced_opening(
         [(6, 6), (0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)],
         [(5, 6), (3, 6), (0, 3), (0, 4), (1, 3), (1, 4), (2, 3)],
     )
-    s = engine.new_match(deal, clock=None)
-    s, _ = engine.apply(s, engine.forced_action(s), 0)
     scores = immediate_scores(s)
     assert sorted(set(scores.values())) == [0, 15]
     frame = decide(engine.view_for(s, 1, 0), level=2, rng=random.Random(1))
@@ -110,12 +104,10 @@ def test_level_2_does_not_leave_the_opponent_an_easy_multiple_of_five() -> None:
     # [6|6] opens (12). Seat 1 scores nothing either way: [1|6] makes 13 and
     # [4|6] 16. After [4|6] the opponent scores with [3|4] (15) or [4|4] (20);
     # after [1|6] only [1|3] (15) does. Level 2 plays [1|6].
-    deal = deal_of(
+    s = after_forced_opening(
         [(6, 6), (1, 3), (3, 4), (4, 4), (0, 4), (0, 5), (1, 2)],
         [(1, 6), (4, 6), (0, 1), (0, 2), (0, 3), (2, 2), (2, 3)],
     )
-    s = engine.new_match(deal, clock=None)
-    s, _ = engine.apply(s, engine.forced_action(s), 0)
     assert set(immediate_scores(s).values()) == {0}
     frame = decide(engine.view_for(s, 1, 0), level=2, rng=random.Random(1))
     assert frame is not None and frame["tile"] == [1, 6]
