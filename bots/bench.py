@@ -106,6 +106,17 @@ def _tasks(pairings: list[tuple[int, int]], matches: int, seed: int, capped: boo
 Timings = dict[str, dict[int, list[float]]]  # "wall" or "cpu" -> level -> ms per decision
 
 
+def _progress(results: Iterable[tuple[Task, Result]], total: int) -> Iterable[tuple[Task, Result]]:
+    """Pass the results on, counting them on stderr (a full run takes minutes)."""
+    tty = sys.stderr.isatty()
+    for done, item in enumerate(results, 1):
+        if tty:
+            print(f"\r{done}/{total} matches", end="\n" if done == total else "", file=sys.stderr)
+        elif done % 50 == 0 or done == total:
+            print(f"{done}/{total} matches", file=sys.stderr)
+        yield item
+
+
 def run(
     pairings: list[tuple[int, int]], matches: int, seed: int, jobs: int, capped: bool = False
 ) -> tuple[dict[tuple[int, int], Tally], Timings, float]:
@@ -117,9 +128,9 @@ def run(
     results: Iterable[tuple[Task, Result]]
     if jobs > 1:
         with multiprocessing.Pool(jobs) as pool:
-            results = list(pool.imap_unordered(_play, tasks))
+            results = list(_progress(pool.imap_unordered(_play, tasks), len(tasks)))
     else:
-        results = map(_play, tasks)
+        results = _progress(map(_play, tasks), len(tasks))
     for (hi, lo, _, seat, _), r in results:
         tallies[(hi, lo)].add(r, seat)
         for s in (0, 1):
