@@ -19,7 +19,7 @@ from engine.layout import Layout
 from engine.tiles import normalize
 
 from . import greedy
-from .infer import belief
+from .infer import Belief, belief
 from .seat import Event, View, hand_events, plain, seat_view
 from .table import ALL_MASK, BIT, HIGH, LOW, PIPS, Option, Table, mask_of, tiles_of
 
@@ -212,7 +212,7 @@ def _place_frame(lay: Layout, i: int | None, t: int) -> Frame:
     return {"op": "place", "tile": tile, "at": {"tile": [pt[0], pt[1]], "side": side}}
 
 
-def _world(me: int, hand: int, b: Any, rng: random.Random) -> tuple[list[int], list[int]]:
+def _world(me: int, hand: int, b: Belief, rng: random.Random) -> tuple[list[int], list[int]]:
     opp_hand, talon = b.sample(rng)
     hands = [0, 0]
     hands[me] = hand
