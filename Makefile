@@ -11,7 +11,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run dev run-services test check bench bench-live demo fmt messages
+.PHONY: run dev run-services test check bench bench-bots bench-live demo fmt messages
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -59,7 +59,7 @@ run-services: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy --strict engine
+	$(VENV)/bin/mypy --strict engine bots
 
 test: $(STAMP)
 	bash scripts/ensure-chromium.sh
@@ -69,6 +69,13 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m engine.bench
+	@echo
+	$(PY) -m bots.bench --timing
+
+# The computer player's strength: level 2 vs 1 and level 3 vs 2, 200 matches
+# each on every core (BOTS_BENCH_MATCHES=20 for a quick run). Prints; asserts nothing.
+bench-bots: $(STAMP)
+	$(PY) -m bots.bench
 
 # The live platform's figures (a real Daphne, PostgreSQL + Redis + Celery too):
 # move round trip, backstop lateness, ranked pairing time. Prints; asserts nothing.
