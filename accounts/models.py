@@ -26,5 +26,11 @@ class User(AbstractUser):
         error_messages={"unique": _("A user with that username already exists.")},
     )
 
+    # A program plays for this account (a BOT badge everywhere; casual matches
+    # only): a user's own bot account, or one of the site's computer players.
+    is_bot = models.BooleanField(default=False)
+    # The site's computer player (bots/ level 1, 2 or 3) plays for this account.
+    computer_level = models.PositiveSmallIntegerField(null=True, blank=True)
+
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"
