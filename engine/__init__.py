@@ -36,7 +36,7 @@ from .match import (
 )
 from .serialize import FORMAT, from_dict, to_dict
 from .tiles import ALL_TILES, Tile, normalize
-from .view import snapshot, view_for
+from .view import event_for, snapshot, view_for
 
 __all__ = [
     "ALL_TILES",
@@ -57,6 +57,7 @@ __all__ = [
     "clocks_at",
     "credit",
     "deadline",
+    "event_for",
     "expire",
     "forced_action",
     "from_dict",

@@ -65,7 +65,12 @@ def snapshot(s: MatchState, now_ms: int) -> dict[str, Any]:
     }
 
 
-def _event_for(ev: dict[str, Any], seat: int | None) -> dict[str, Any]:
+def event_for(ev: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    """``ev`` as ``seat`` may see it (``None``: a spectator).
+
+    >>> event_for({"type": "draw", "player": 1, "tile": [2, 5], "fits": True}, 0)
+    {'type': 'draw', 'player': 1}
+    """
     if ev["type"] == "draw" and ev["player"] != seat:
         # A drawn tile is shown only to its drawer (RULES §5).
         return {k: v for k, v in ev.items() if k not in ("tile", "fits")}
@@ -106,7 +111,7 @@ def view_for(
         for p in s.layout.placed
     ]
     v["settlement"] = s.settlement
-    v["events"] = [_event_for(e, seat) for e in s.log if since_seq is None or e["seq"] > since_seq]
+    v["events"] = [event_for(e, seat) for e in s.log if since_seq is None or e["seq"] > since_seq]
     v["handoff"] = s.handoff
     if seat is None:
         return v

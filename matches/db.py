@@ -42,7 +42,8 @@ def executor() -> ThreadPoolExecutor:
         return _executor
 
 
-def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` with stale connections closed before and after."""
     close_old_connections()
     try:
         return fn(*args, **kwargs)
@@ -52,5 +53,5 @@ def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run ``fn(*args, **kwargs)`` on a database thread and return its result."""
-    call = sync_to_async(_call, thread_sensitive=False, executor=executor())
-    return await call(fn, *args, **kwargs)
+    on_thread = sync_to_async(call, thread_sensitive=False, executor=executor())
+    return await on_thread(fn, *args, **kwargs)

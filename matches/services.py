@@ -63,6 +63,9 @@ MAX_OPEN_MATCHES = 3
 # An outage longer than this voids the matches it froze instead of crediting
 # their clocks: the players cannot be expected to be waiting still.
 OUTAGE_VOID_AFTER_MS = 180_000
+# The computer player waits this long before each decision, like a person would
+# (never on its opponent's clock: the opponent is not to act meanwhile).
+COMPUTER_PAUSE_MS = (500, 1500)
 
 ENGINE_OPS = ("place", "bid", "accept", "decline", "resign", "reveal")
 PLATFORM_OPS = ("start", "continue", "flag", "sync")
@@ -328,7 +331,7 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
     """A new match waiting for both players to press 開始 (inside the caller's transaction)."""
     now = now_ms()
     deadline = now + start_window_ms()
-    m = Match.objects.create(
+    m = Match(
         kind=kind,
         player0=player0,
         player1=player1,
@@ -337,8 +340,28 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
         wake_at_ms=deadline,
         player_ratings=[_rating_for_view(p) for p in (player0, player1)],
     )
+    _computer_ready(m)
+    m.save(force_insert=True)
     _record(m, [{"type": "created", "t": now}])
     return m
+
+
+def computer_seat(m: Match) -> tuple[int, int] | None:
+    """``(seat, level)`` of the site's computer player in ``m``, if one plays."""
+    for seat, user in enumerate((m.player0, m.player1 if m.player1_id else None)):
+        level = getattr(user, "computer_level", None)
+        if level:
+            return seat, int(level)
+    return None
+
+
+def _computer_ready(m: Match) -> None:
+    # The computer presses 開始 and 次へ at once: only the person is waited for.
+    found = computer_seat(m)
+    if found is not None:
+        ready = list(m.ready)
+        ready[found[0]] = True
+        m.ready = ready
 
 
 def _rating_for_view(user: Any) -> dict[str, Any] | None:
@@ -350,7 +373,7 @@ def _rating_for_view(user: Any) -> dict[str, Any] | None:
     return {"value": r.value, "display": r.display}
 
 
-def _claim_players(users: list[Any]) -> None:
+def claim_players(users: list[Any]) -> None:
     """Take the players' row locks, check they are free, and take them out of the queue.
 
     The ranked pairing takes the same locks and re-checks who is busy under
@@ -375,7 +398,7 @@ def create_same_device(user: Any, guest_name: str) -> Match:
         name = clean_guest_name(guest_name or "")
     except ValidationError as e:
         raise ServiceError("bad_request", e.messages[0]) from None
-    _claim_players([user])
+    claim_players([user])
     return new_match(Match.Kind.SAME_DEVICE, user, None, name)
 
 
@@ -425,7 +448,7 @@ def accept_invite(code: str, user: Any) -> Match:
         raise ServiceError("invite_closed", _("This invite was cancelled."))
     if inv.expired:
         raise ServiceError("invite_expired", _("This invite has expired."))
-    _claim_players([user, inv.creator])
+    claim_players([user, inv.creator])
     m = new_match(Match.Kind.CASUAL, inv.creator, user)
     inv.status = Invite.Status.ACCEPTED
     inv.accepted_by = user
@@ -654,6 +677,7 @@ def _follow_forced(
         events.extend(ev)
     if state.phase == engine.HAND_OVER and any(e["type"] == "hand_end" for e in events):
         m.ready = [False, False]
+        _computer_ready(m)
         m.ready_deadline_ms = now + continue_window_ms()
     _finish_if_over(m, state)
     return state
@@ -741,7 +765,31 @@ def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
         return None
     if state.phase == engine.HAND_OVER:
         return m.ready_deadline_ms
-    return engine.deadline(state)
+    deadline = engine.deadline(state)
+    if deadline is not None and _computer_to_act(m, state) is not None:
+        assert state.decision_start is not None
+        return min(deadline, state.decision_start + _computer_pause(m))
+    return deadline
+
+
+def _computer_to_act(m: Match, state: engine.MatchState) -> tuple[int, int] | None:
+    """``(seat, level)`` when the computer must decide now (no forced action pending)."""
+    found = computer_seat(m)
+    if (
+        found is None
+        or state.phase not in (engine.AUCTION, engine.PLAY)
+        or state.to_act != found[0]
+        or state.awaiting_reveal
+        or engine.forced_action(state) is not None
+    ):
+        return None
+    return found
+
+
+def _computer_pause(m: Match) -> int:
+    # From the match and version: the same after a restart, different each decision.
+    lo, hi = getattr(settings, "COMPUTER_PAUSE_MS", COMPUTER_PAUSE_MS)
+    return lo + random.Random(f"{m.pk}:{m.version}").randrange(hi - lo + 1)
 
 
 def save_change(
@@ -851,6 +899,58 @@ def check_match(match_id: int, version: int | None = None, now: int | None = Non
             return False
         save_change(m, state, events, before=before, now=t)
         return True
+
+
+@dataclass(frozen=True)
+class ComputerTurn:
+    """What the computer player needs for one decision: its seat's view, nothing more.
+
+    ``view`` and ``history`` are plain JSON, as a socket would carry them: the
+    computer is given a view, never the state (ARCHITECTURE, "Promises").
+    """
+
+    match_id: int
+    version: int
+    seat: int
+    level: int
+    user_id: int
+    view: dict[str, Any]
+    history: list[dict[str, Any]]
+
+
+def computer_turn(match_id: int, version: int, now: int | None = None) -> ComputerTurn | None:
+    """The computer's decision due in this match (its pause is over), if any.
+
+    Read without a lock: the decision is applied later through :func:`act`, at
+    its own receipt time and version, like anyone's frame (a stale one is refused).
+    """
+    m = next(iter(_match_query().filter(pk=match_id, version=version)), None)
+    if m is None or m.status != Match.Status.LIVE or m.state is None:
+        return None
+    state = engine.from_dict(m.state)
+    found = _computer_to_act(m, state)
+    t = now_ms() if now is None else now
+    deadline = engine.deadline(state)
+    if found is None or deadline is None or t >= deadline:
+        return None  # nothing for the computer, or its time is up: the sweep decides
+    seat, level = found
+    user_id = m.player0_id if seat == 0 else m.player1_id
+    assert user_id is not None
+    # This hand's events as the seat saw them (a view holds only the recent 16).
+    rows = MatchEvent.objects.filter(match_id=m.pk, data__hand=state.hand_no).order_by("id")
+    history = [
+        engine.event_for({k: v for k, v in e.items() if k not in _NOT_SHOWN}, seat)
+        for e in rows.values_list("data", flat=True)
+        if "seq" in e
+    ]
+    view = view_for(m, state, f"seat{seat}", t)
+    return ComputerTurn(
+        m.pk, m.version, seat, level, user_id, json.loads(json.dumps(view)), history
+    )
+
+
+# What the event log keeps for replays but a seat's events never carry.
+_NOT_SHOWN = frozenset({"main", "balances", "used", "hands", "forced"})
 
 
 def credit_outage(start_ms: int, end_ms: int) -> list[int]:

@@ -30,7 +30,7 @@ import time
 
 from django.db import close_old_connections
 
-from . import liveness, services
+from . import computer, liveness, services
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,12 @@ def sweep_once() -> float:
         until = min(alive, services.now_ms() - services.GRACE_MS)
         for pk, version in services.due_matches(until):
             try:
-                services.check_match(pk, version)
+                # A computer whose pause is over decides (elsewhere); else the deadline.
+                turn = services.computer_turn(pk, version)
+                if turn is not None:
+                    computer.dispatch(turn)
+                else:
+                    services.check_match(pk, version)
             except Exception:
                 log.exception("deadline check of match %s failed", pk)
     last_pass_ms = services.now_ms()

@@ -26,7 +26,9 @@ from .models import Invite
 
 
 def lobby(request: HttpRequest) -> HttpResponse:
-    ctx: dict[str, Any] = {"time_control": time_control()}
+    from .computer import LEVELS
+
+    ctx: dict[str, Any] = {"time_control": time_control(), "computer_levels": LEVELS.items()}
     if request.user.is_authenticated:
         ctx["live_matches"] = services.live_matches_of(request.user)
         playing = next((m for m in ctx["live_matches"] if m.status == m.Status.LIVE), None)
@@ -132,6 +134,26 @@ def same_device_create(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def computer_create(request: HttpRequest) -> HttpResponse:
+    """Play the computer at the level chosen in the lobby (casual, unrated)."""
+    from . import computer
+
+    try:
+        m = computer.play(request.user, _level(request.POST.get("level")))
+    except services.ServiceError as e:
+        return _refused(request, e, redirect("matches:lobby"))
+    return redirect("matches:match", match_id=m.pk)
+
+
+def _level(raw: Any) -> int:
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return 0  # no such level: refused with a message
+
+
+@login_required
 @require_GET
 def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
     try:
@@ -206,6 +228,25 @@ def api_same_device_create(request: HttpRequest) -> JsonResponse:
         m = services.create_same_device(request.user, name if isinstance(name, str) else "")
     except ValueError:
         return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
+    except services.ServiceError as e:
+        return _error(e)
+    return JsonResponse({"match_id": m.pk, "ws": f"/ws/matches/{m.pk}/"})
+
+
+@require_POST
+def api_computer_create(request: HttpRequest) -> JsonResponse:
+    """``{"level": 1|2|3}`` → a casual match against the computer (docs/protocol.md)."""
+    from . import computer
+
+    if (denied := _api_user(request)) is not None:
+        return denied
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
+    level = body.get("level") if isinstance(body, dict) else None
+    try:
+        m = computer.play(request.user, level if type(level) is int else 0)
     except services.ServiceError as e:
         return _error(e)
     return JsonResponse({"match_id": m.pk, "ws": f"/ws/matches/{m.pk}/"})

@@ -1,0 +1,154 @@
+"""Playing the computer: a casual match whose other seat the computer plays.
+
+The computer presses 開始 and 次へ by itself, waits a short human-like pause
+before each decision, decides from its seat's view only (``bots``), and its
+move goes through ``services.act`` like anyone's. The sweeper finds its turn
+in the database, so a restart loses nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from matchplay import frame_for
+
+import engine
+from matches import computer, services, sweeper
+from matches.models import Match, MatchEvent
+from tests.matches.test_consumers import leaks
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WAIT_S = 10.0
+
+
+@pytest.fixture
+def quick(settings: Any) -> Any:
+    settings.COMPUTER_PAUSE_MS = (0, 0)
+    settings.COMPUTER_IN_PROCESS = True
+    settings.MATCH_SWEEPER = "web"
+    settings.REDIS_URL = ""
+    from matches import liveness
+
+    liveness._mark_beaten()
+    computer.shutdown()
+    yield settings
+    computer.shutdown()
+
+
+def _m(pk: int) -> Match:
+    return Match.objects.select_related("player0", "player1").get(pk=pk)
+
+
+def _until(pred: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not pred():
+        assert time.monotonic() < deadline, what
+        sweeper.sweep_once()  # what the sweeper loop does every ≤100 ms
+        time.sleep(0.01)
+
+
+def _human_seat(m: Match, user: Any) -> int:
+    return 0 if m.player0_id == user.pk else 1
+
+
+def test_the_computer_is_a_seat_of_a_casual_unrated_match_and_starts_by_itself(
+    alice: Any, quick: Any
+) -> None:
+    m = computer.play(alice, 2)
+    seat = _human_seat(m, alice)
+    other = m.player1 if seat == 0 else m.player0
+    assert m.kind == Match.Kind.CASUAL and other.computer_level == 2 and other.is_bot
+    assert m.ready[1 - seat] is True and m.ready[seat] is False  # only the person is waited for
+    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    assert _m(m.pk).status == Match.Status.LIVE
+
+
+def test_a_whole_match_against_level_1_and_the_computer_sees_only_its_view(
+    alice: Any, quick: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turns: list[services.ComputerTurn] = []
+    real = computer.dispatch
+
+    def spy(turn: services.ComputerTurn) -> bool:
+        state = engine.from_dict(_m(turn.match_id).state)
+        assert not leaks(turn.view, turn.seat, state), "the computer saw a hidden tile"
+        for e in turn.history:
+            if e["type"] == "draw" and e["player"] != turn.seat:
+                assert "tile" not in e
+        turns.append(turn)
+        return real(turn)
+
+    monkeypatch.setattr(computer, "dispatch", spy)
+    m = computer.play(alice, 1)
+    seat = _human_seat(m, alice)
+    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    for _ in range(2000):
+        m = _m(m.pk)
+        if m.is_over:
+            break
+        state = engine.from_dict(m.state)
+        if state.phase == engine.HAND_OVER:
+            services.act(m.pk, alice, {"op": "continue", "version": m.version}, services.now_ms())
+            continue
+        if state.to_act == seat:
+            action = engine.legal_actions(state)[0]
+            services.act(m.pk, alice, frame_for(action, m.version), services.now_ms())
+            continue
+        _until(lambda pk=m.pk, v=m.version: _m(pk).version > v, "the computer did not move")
+    m = _m(m.pk)
+    assert m.status == Match.Status.FINISHED and m.end_reason == "balance"
+    assert len(turns) > 10
+    # Its moves were ordinary frames: recorded as its seat's actions.
+    kinds = {e.data.get("player") for e in MatchEvent.objects.filter(match=m, kind="place")}
+    assert kinds == {0, 1}
+    # Casual: no rating moved.
+    assert m.rating_delta is None
+
+
+def test_a_restart_while_the_computer_is_to_act_loses_nothing(
+    alice: Any, quick: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = computer.play(alice, 2)
+    seat = _human_seat(m, alice)
+    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    m = _m(m.pk)
+    state = engine.from_dict(m.state)
+    if state.to_act == seat:  # make it the computer's turn
+        services.act(m.pk, alice, frame_for(engine.legal_actions(state)[0], m.version),
+                     services.now_ms())  # fmt: skip
+        m = _m(m.pk)
+    version = m.version
+    # The process that was to make the computer's move dies before it does.
+    monkeypatch.setattr(computer, "_decide_and_act", lambda turn: None)
+    sweeper.sweep_once()
+    assert _m(m.pk).version == version
+    monkeypatch.undo()
+    computer.shutdown()
+    computer._in_flight.clear()  # a new process remembers nothing
+    from matches import liveness
+
+    liveness._mark_beaten()
+    _until(lambda: _m(m.pk).version > version, "the computer did not resume")
+    assert engine.from_dict(_m(m.pk).state).to_act in (seat, None)
+
+
+def test_the_lobby_offers_three_levels_and_a_bad_level_is_refused(
+    alice: Any, quick: Any, client: Any
+) -> None:
+    client.force_login(alice)
+    page = client.get("/").content.decode()
+    for level in (1, 2, 3):
+        assert f'data-testid="computer-{level}"' in page
+    assert "入門" in page and "中級" in page and "上級" in page
+    r = client.post("/matches/computer/", {"level": "9"}, follow=True)
+    assert "そのレベルはありません" in r.content.decode()
+    assert not Match.objects.exists()
+    r = client.post("/matches/computer/", {"level": "3"})
+    m = Match.objects.get()
+    assert r["Location"] == f"/matches/{m.pk}/"
+    r = client.post("/api/matches/computer/", {"level": 1}, content_type="application/json")
+    assert r.status_code == 200  # a second (waiting) match is allowed, up to three
