@@ -951,9 +951,7 @@ def repush_pending(limit: int = 100) -> list[int]:
 # --- views -----------------------------------------------------------------
 
 
-def current_view(
-    match_id: int, user: Any, *, watch: bool = False
-) -> tuple[Match, dict[str, Any]]:
+def current_view(match_id: int, user: Any, *, watch: bool = False) -> tuple[Match, dict[str, Any]]:
     """A seat holder's full view (the page, a reconnect); ``ServiceError`` otherwise.
 
     With ``watch``, anyone else gets the spectators' view (no hand at all, the

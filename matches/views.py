@@ -29,6 +29,8 @@ def lobby(request: HttpRequest) -> HttpResponse:
     ctx: dict[str, Any] = {"time_control": time_control()}
     if request.user.is_authenticated:
         ctx["live_matches"] = services.live_matches_of(request.user)
+        # Live now: the matches anyone may watch, the user's own left to the list above.
+        ctx["watchable"] = [m for m in services.watchable() if not m.seats_of(request.user.pk)]
         ctx["open_invites"] = Invite.objects.filter(
             creator=request.user, status=Invite.Status.OPEN
         )[:10]

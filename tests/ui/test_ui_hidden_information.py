@@ -28,7 +28,7 @@ AT = re.compile(r'data-at="([^"]*)"')
 SETTLEMENT = re.compile(r'<section id="sb-settlement".*?</section>', re.S)
 # The rules help quotes the rules page's worked examples ("[1|4] opening"): rules text,
 # the same for everybody, not anybody's tiles.
-HELP = re.compile(r'<details class="sb-help".*?</details>', re.S)
+HELP = re.compile(r'<dialog id="sb-rules".*?</dialog>', re.S)
 
 
 def tiles_in(html: str) -> set[tuple[int, int]]:
