@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.urls import reverse
 from django.utils import translation
 from django.utils.html import format_html
@@ -67,6 +68,17 @@ def _translator(language: str) -> Any:
         return out
 
     return translate
+
+
+def _forget_translations(*, setting: str, **kwargs: Any) -> None:
+    """Tests may swap the catalogues (``LOCALE_PATHS``): drop what was translated with the old."""
+    if setting in ("LOCALE_PATHS", "LANGUAGE_CODE", "LANGUAGES"):
+        _translator.cache_clear()
+        _board_fragment.cache_clear()
+        _board_tile.cache_clear()
+
+
+setting_changed.connect(_forget_translations, dispatch_uid="matches.render.translations")
 
 
 @functools.cache
@@ -360,16 +372,70 @@ def _board(view: dict[str, Any]) -> dict[str, Any] | None:
     if layout is None:
         return None
     g = board.geometry(layout, view.get("legal"), view.get("ends"))
-    for t in g["tiles"]:
-        t["label"] = tile_label(t["tile"])
-        t["pips_svg"] = pips_svg(t["pips"], 2.4)
-    for p in g["positions"]:
-        p["label"] = f"{tile_label(p['tile'])} {side_label(p['side'])}"
+    spinner = _("spinner")
+    # Each tile's drawing is made once: a tile keeps its place as the layout grows.
+    g["tiles_svg"] = Markup("".join(  # noqa: S704 - numbers and escaped labels only
+        _board_tile(t["key"], t["x"], t["y"], t["w"], t["h"], tuple(t["line"]),
+                    tuple(t["pips"]), t["spinner"], t["last"], spinner)
+        for t in g["tiles"]
+    ))  # fmt: skip
+    g["positions_svg"] = Markup("".join(_board_position(p) for p in g["positions"]))  # noqa: S704
     ends = view.get("ends") or []
     g["ends_sum"] = " + ".join(str(e["value"]) for e in ends) or "0"
     g["end_total"] = view.get("end_total", 0)
     g["scored"] = None
     return g
+
+
+@functools.lru_cache(maxsize=4096)
+def _board_tile(
+    key: str,
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    line: tuple[float, ...],
+    pips: tuple[tuple[float, float], ...],
+    spinner: bool,
+    last: bool,
+    spinner_word: str,
+) -> str:
+    """One tile on the table, as SVG (numbers, and the tile's name as its title)."""
+    a, b = key.split("-")
+    cls = "domino" + (" is-spinner" if spinner else "") + (" is-last" if last else "")
+    title = f"[{a}|{b}]" + (f" {escape(spinner_word)}" if spinner else "")
+    mark = ' data-spinner="1"' if spinner else ""
+    return (
+        f'<g class="{cls}" data-testid="board-tile" data-tile="{key}"{mark}><title>{title}</title>'
+        f'<rect class="domino__body" x="{x}" y="{y}" width="{w}" height="{h}" rx="3.5"/>'
+        f'<line class="domino__line" x1="{line[0]}" y1="{line[1]}" x2="{line[2]}" y2="{line[3]}"/>'
+        f"{pips_svg(list(pips), 2.4)}</g>"
+    )
+
+
+def _board_position(p: dict[str, Any]) -> str:
+    """One legal position: a button (match.js lights it), its dot, and its count if it counts."""
+    label = escape(f"{tile_label(p['tile'])} {side_label(p['side'])}")
+    count = p["count"]
+    cx, cy = p["cx"], p["cy"]
+    if count is None:
+        return (
+            f'<g class="pos" data-testid="pos" data-pos="{p["key"]}" data-value="{p["value"]}"'
+            f' role="button" aria-disabled="true" aria-label="{label}"><title>{label}</title>'
+            f'<circle class="pos__hit" cx="{cx}" cy="{cy}" r="14"/>'
+            f'<circle class="pos__ring" cx="{cx}" cy="{cy}" r="11.5"/>'
+            f'<circle class="pos__dot" cx="{cx}" cy="{cy}" r="6"/></g>'
+        )
+    counts = escape(_("counts %(n)s") % {"n": count})
+    return (
+        f'<g class="pos pos--count" data-testid="pos" data-pos="{p["key"]}"'
+        f' data-value="{p["value"]}" data-count="{count}" role="button" aria-disabled="true"'
+        f' aria-label="{label}"><title>{label}: {counts}</title>'
+        f'<circle class="pos__hit" cx="{cx}" cy="{cy}" r="14"/>'
+        f'<circle class="pos__ring" cx="{cx}" cy="{cy}" r="11.5"/>'
+        f'<circle class="pos__dot" cx="{cx}" cy="{cy}" r="9"/>'
+        f'<text class="pos__num" x="{cx}" y="{cy}" dy="0.36em">{count}</text></g>'
+    )
 
 
 def _hand(view: dict[str, Any]) -> dict[str, Any] | None:

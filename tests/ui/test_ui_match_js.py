@@ -16,14 +16,11 @@ from typing import Any
 import pytest
 from django.template.loader import render_to_string
 from django.utils import translation
-from ui_match_page import FAKE_SOCKET, sent, swap_in, write_page
+from ui_match_page import FAKE_SOCKET, ROOT, keep_if_failed, load, sent, swap_in
 from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
 from matches import render
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
 
 
 @pytest.fixture
@@ -34,18 +31,12 @@ def open_page(
 
     def make(view: dict[str, Any], *, width: int = 390, lang: str = "en") -> Any:
         page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(write_page(view, tmp_path / f"page{len(pages)}.html", lang))
-        page.wait_for_load_state("load")
-        page.evaluate(FAKE_SOCKET)
         pages.append(page)
-        return page
+        return load(page, view, tmp_path / f"page{len(pages)}.html", lang)
 
     yield make
-    failed = getattr(request.node, "rep_call", None)
-    for i, page in enumerate(pages):
-        if failed is not None and failed.failed:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{i}.png"), full_page=True)
+    keep_if_failed(request, pages)
+    for page in pages:
         page.close()
 
 

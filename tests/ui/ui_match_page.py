@@ -17,6 +17,7 @@ from django.utils import translation
 from matches import render
 
 ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
 
 FAKE_SOCKET = """
 window.sent = [];
@@ -35,6 +36,24 @@ def write_page(view: dict[str, Any], path: Path, lang: str = "en") -> str:
     html = re.sub(r'<script src="/static/django_htmx[^"]*"[^>]*></script>', "", html)
     path.write_text(html, encoding="utf-8")
     return path.as_uri()
+
+
+def load(page: Any, view: dict[str, Any], path: Path, lang: str = "en") -> Any:
+    """Open ``view`` as the page in ``page``, with the fake socket open."""
+    page.goto(write_page(view, path, lang))
+    page.wait_for_load_state("load")
+    page.evaluate(FAKE_SOCKET)
+    return page
+
+
+def keep_if_failed(request: Any, pages: list[Any]) -> None:
+    """A screenshot of each page in tests/e2e/artifacts/ when the test failed."""
+    failed = getattr(request.node, "rep_call", None)
+    if failed is None or not failed.failed:
+        return
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for i, page in enumerate(pages):
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{i}.png"), full_page=True)
 
 
 def swap_in(page: Any, view: dict[str, Any], lang: str = "en") -> None:
