@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.urls import reverse
 from django.utils import translation
 from django.utils.html import format_html
@@ -55,6 +56,31 @@ def _translate(message: str) -> Markup:
     return Markup(escape(_(message)))
 
 
+@functools.lru_cache(maxsize=8)
+def _translator(language: str) -> Any:
+    """``_`` for one language, remembering each string it translated (the catalogue is fixed)."""
+    done: dict[str, Markup] = {}
+
+    def translate(message: str) -> Markup:
+        out = done.get(message)
+        if out is None:
+            out = done[message] = _translate(message)
+        return out
+
+    return translate
+
+
+def _forget_translations(*, setting: str, **kwargs: Any) -> None:
+    """Tests may swap the catalogues (``LOCALE_PATHS``): drop what was translated with the old."""
+    if setting in ("LOCALE_PATHS", "LANGUAGE_CODE", "LANGUAGES"):
+        _translator.cache_clear()
+        _board_fragment.cache_clear()
+        _board_tile.cache_clear()
+
+
+setting_changed.connect(_forget_translations, dispatch_uid="matches.render.translations")
+
+
 @functools.cache
 def _jinja() -> Environment:
     env = Environment(
@@ -64,11 +90,24 @@ def _jinja() -> Environment:
         keep_trailing_newline=False,
     )
     env.globals["_"] = _translate
+    # The macros as one module, made once: importing them in each fragment costs a
+    # module per render.
+    env.globals["m"] = env.get_template("_macros.html").module
     return env
 
 
+@functools.lru_cache(maxsize=32)
+def _template(name: str) -> Any:
+    return _jinja().get_template(name)
+
+
+OOB = Markup(' hx-swap-oob="true"')
+
+
 def _render(template: str, ctx: dict[str, Any]) -> str:
-    return _jinja().get_template(template).render(ctx)
+    if settings.DEBUG:  # templates reload as they change
+        return _jinja().get_template(template).render(ctx)
+    return _template(template).render(ctx)
 
 
 CHIP = 5  # points per chip (RULES §1)
@@ -206,8 +245,10 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
     main = clocks.get("main")
     running = clocks.get("running")
     ready = m.get("ready") or [False, False]
+    ratings = m.get("ratings") or [None, None]
     out = []
     for s in (0, 1):
+        rating = ratings[s] if s < len(ratings) else None
         bal = None if balances is None else balances[s]
         is_running = running == s
         delay_left = clocks.get("delay_left", 0) if is_running else 0
@@ -215,6 +256,8 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
             {
                 "seat": s,
                 "name": names[s] or _("Player %(n)s") % {"n": s + 1},
+                # "1520?" while provisional; a same-device guest has none.
+                "rating": rating.get("display") if isinstance(rating, dict) else None,
                 "is_me": s == me,
                 "balance": bal,
                 "balance_text": None if bal is None else points_and_chips(bal),
@@ -281,18 +324,47 @@ def board_fragment(view: dict[str, Any], *, oob: bool) -> str:
     say) reuses the last drawing.
     """
     phase = view.get("phase")
+    layout = view.get("layout")
     key = json.dumps(
-        [view.get("layout"), view.get("legal"), view.get("ends"), view.get("end_total")],
+        [layout, view.get("legal"), view.get("ends"), view.get("end_total")],
         separators=(",", ":"),
     )
-    return _board_fragment(key, phase, translation.get_language(), oob)
+    scorer, score = _last_score(view)
+    return _board_fragment(key, phase, translation.get_language(), oob, scorer, score)
+
+
+def _last_score(view: dict[str, Any]) -> tuple[str | None, int]:
+    """Who scored with the last tile on the table, and how much (its ``place`` event)."""
+    layout = view.get("layout")
+    if not layout:
+        return None, 0
+    last = layout[-1]["tile"]
+    for ev in reversed(view.get("events") or []):
+        if (
+            ev.get("type") == "place"
+            and ev.get("tile") == last
+            and ev.get("hand") == view.get("hand_no")
+        ):
+            if not ev.get("score"):
+                return None, 0
+            names = view["match"].get("names") or ["", ""]
+            return seat_name(names, ev.get("player")) or None, int(ev["score"])
+    return None, 0
 
 
 @functools.lru_cache(maxsize=512)
-def _board_fragment(key: str, phase: str | None, language: str, oob: bool) -> str:
+def _board_fragment(
+    key: str, phase: str | None, language: str, oob: bool, scorer: str | None, score: int
+) -> str:
     layout, legal, ends, end_total = json.loads(key)
     view = {"layout": layout, "legal": legal, "ends": ends, "end_total": end_total}
-    return _render("board.html", {"board": _board(view), "phase": phase, "oob": oob})
+    g = _board(view)
+    if g is not None and scorer is not None:
+        g["scored"] = _("%(name)s scores %(n)s") % {"name": scorer, "n": score}
+    return _render(
+        "board.html",
+        {"board": g, "phase": phase, "oob_attr": OOB if oob else "", "_": _translator(language)},
+    )
 
 
 def _board(view: dict[str, Any]) -> dict[str, Any] | None:
@@ -300,16 +372,70 @@ def _board(view: dict[str, Any]) -> dict[str, Any] | None:
     if layout is None:
         return None
     g = board.geometry(layout, view.get("legal"), view.get("ends"))
-    for t in g["tiles"]:
-        t["label"] = tile_label(t["tile"])
-        t["pips_svg"] = pips_svg(t["pips"], 2.4)
-    for p in g["positions"]:
-        p["label"] = f"{tile_label(p['tile'])} {side_label(p['side'])}"
+    spinner = _("spinner")
+    # Each tile's drawing is made once: a tile keeps its place as the layout grows.
+    g["tiles_svg"] = Markup("".join(  # noqa: S704 - numbers and escaped labels only
+        _board_tile(t["key"], t["x"], t["y"], t["w"], t["h"], tuple(t["line"]),
+                    tuple(t["pips"]), t["spinner"], t["last"], spinner)
+        for t in g["tiles"]
+    ))  # fmt: skip
+    g["positions_svg"] = Markup("".join(_board_position(p) for p in g["positions"]))  # noqa: S704
     ends = view.get("ends") or []
     g["ends_sum"] = " + ".join(str(e["value"]) for e in ends) or "0"
     g["end_total"] = view.get("end_total", 0)
-    g["scores"] = g["end_total"] > 0 and g["end_total"] % 5 == 0
+    g["scored"] = None
     return g
+
+
+@functools.lru_cache(maxsize=4096)
+def _board_tile(
+    key: str,
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    line: tuple[float, ...],
+    pips: tuple[tuple[float, float], ...],
+    spinner: bool,
+    last: bool,
+    spinner_word: str,
+) -> str:
+    """One tile on the table, as SVG (numbers, and the tile's name as its title)."""
+    a, b = key.split("-")
+    cls = "domino" + (" is-spinner" if spinner else "") + (" is-last" if last else "")
+    title = f"[{a}|{b}]" + (f" {escape(spinner_word)}" if spinner else "")
+    mark = ' data-spinner="1"' if spinner else ""
+    return (
+        f'<g class="{cls}" data-testid="board-tile" data-tile="{key}"{mark}><title>{title}</title>'
+        f'<rect class="domino__body" x="{x}" y="{y}" width="{w}" height="{h}" rx="3.5"/>'
+        f'<line class="domino__line" x1="{line[0]}" y1="{line[1]}" x2="{line[2]}" y2="{line[3]}"/>'
+        f"{pips_svg(list(pips), 2.4)}</g>"
+    )
+
+
+def _board_position(p: dict[str, Any]) -> str:
+    """One legal position: a button (match.js lights it), its dot, and its count if it counts."""
+    label = escape(f"{tile_label(p['tile'])} {side_label(p['side'])}")
+    count = p["count"]
+    cx, cy = p["cx"], p["cy"]
+    if count is None:
+        return (
+            f'<g class="pos" data-testid="pos" data-pos="{p["key"]}" data-value="{p["value"]}"'
+            f' role="button" aria-disabled="true" aria-label="{label}"><title>{label}</title>'
+            f'<circle class="pos__hit" cx="{cx}" cy="{cy}" r="14"/>'
+            f'<circle class="pos__ring" cx="{cx}" cy="{cy}" r="11.5"/>'
+            f'<circle class="pos__dot" cx="{cx}" cy="{cy}" r="6"/></g>'
+        )
+    counts = escape(_("counts %(n)s") % {"n": count})
+    return (
+        f'<g class="pos pos--count" data-testid="pos" data-pos="{p["key"]}"'
+        f' data-value="{p["value"]}" data-count="{count}" role="button" aria-disabled="true"'
+        f' aria-label="{label}"><title>{label}: {counts}</title>'
+        f'<circle class="pos__hit" cx="{cx}" cy="{cy}" r="14"/>'
+        f'<circle class="pos__ring" cx="{cx}" cy="{cy}" r="11.5"/>'
+        f'<circle class="pos__dot" cx="{cx}" cy="{cy}" r="9"/>'
+        f'<text class="pos__num" x="{cx}" y="{cy}" dy="0.36em">{count}</text></g>'
+    )
 
 
 def _hand(view: dict[str, Any]) -> dict[str, Any] | None:
@@ -473,25 +599,52 @@ def _log(view: dict[str, Any], players: list[dict[str, Any]]) -> list[dict[str, 
     """
     names = [p["name"] for p in players]
     hand_no = view.get("hand_no")
-    out = []
+    out: list[dict[str, Any]] = []
+    draws: list[dict[str, Any]] = []  # the draws of the turn being read, in one line
     for ev in view.get("events") or []:
         if ev.get("hand") != hand_no and ev.get("type") not in ("hand_end", "match_end"):
             continue
-        text = event_text(ev, names)
-        if text is None:
+        if ev.get("type") == "draw":
+            if draws and draws[-1].get("player") != ev.get("player"):
+                out.append(_draws_line(draws, names))
+                draws = []
+            draws.append(ev)
             continue
-        out.append(
-            {
-                "seq": ev.get("seq"),
-                "type": ev.get("type"),
-                "text": text,
-                "player": ev.get("player"),
-                "score": ev.get("score") or 0,
-                "old": ev.get("hand") != hand_no,
-            }
-        )
+        if draws:
+            out.append(_draws_line(draws, names))
+            draws = []
+        text = event_text(ev, names)
+        if text is not None:
+            out.append(_log_line(ev, text, hand_no))
+    if draws:
+        out.append(_draws_line(draws, names))
     out.reverse()
     return out
+
+
+def _log_line(ev: dict[str, Any], text: str, hand_no: Any) -> dict[str, Any]:
+    return {
+        "seq": ev.get("seq"),
+        "type": ev.get("type"),
+        "text": text,
+        "player": ev.get("player"),
+        "score": ev.get("score") or 0,
+        "old": ev.get("hand") != hand_no,
+    }
+
+
+def _draws_line(draws: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """One line for one player's draws in a row (a turn): the tiles only to their drawer."""
+    last = draws[-1]
+    name = seat_name(names, last.get("player"))
+    tiles = [tile_label(ev["tile"]) for ev in draws if "tile" in ev]
+    if len(draws) == 1:
+        text = event_text(last, names) or ""
+    elif len(tiles) == len(draws):
+        text = _("%(name)s drew %(tile)s") % {"name": name, "tile": ", ".join(tiles)}
+    else:
+        text = _("%(name)s drew %(n)s tiles") % {"name": name, "n": len(draws)}
+    return _log_line(last, text, last.get("hand"))
 
 
 # --- the hand's settlement and the result ----------------------------------------
@@ -587,7 +740,30 @@ def _result(view: dict[str, Any], players: list[dict[str, Any]], me: int, own: b
         headline = _("Match cancelled")
         reason = _("Aborted before the first decision: no winner, no rating change")
     return {"winner": w, "end": end, "how": _how_text(end), "headline": headline,
-            "reason": reason}  # fmt: skip
+            "reason": reason, "ratings": _rating_changes(m, players)}  # fmt: skip
+
+
+def _rating_changes(m: dict[str, Any], players: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each rated seat's change once a ranked match is settled (``rating_delta``), else none."""
+    delta = m.get("rating_delta") or []
+    ratings = m.get("ratings") or []
+    out = []
+    for s, d in enumerate(delta[:2]):
+        if d is None:
+            continue
+        r = ratings[s] if s < len(ratings) and isinstance(ratings[s], dict) else {}
+        before = r.get("value")
+        out.append(
+            {
+                "seat": s,
+                "name": players[s]["name"],
+                "delta": int(d),
+                "delta_text": f"+{d}" if d > 0 else f"\u2212{-d}" if d < 0 else "±0",
+                "before": r.get("display"),
+                "after": None if before is None else int(before) + int(d),
+            }
+        )
+    return out
 
 
 # --- after the match: rematch, replay, history ------------------------------------
@@ -674,23 +850,48 @@ def _after_links(view: dict[str, Any], me: int) -> dict[str, Any] | None:
 
 def _overlay(view: dict[str, Any], players: list[dict[str, Any]], server_now: Any) -> Any:
     m = view["match"]
+    watching = bool(m.get("watching"))
     if m.get("status") == "waiting":
         you = m.get("you")
-        if m.get("kind") == "same_device":
-            can_start = not all(p["ready"] for p in players)
+        same_device = m.get("kind") == "same_device"
+        if same_device:
+            can_start = not watching and not all(p["ready"] for p in players)
         else:
             can_start = you in (0, 1) and not players[you]["ready"]
         return {
             "kind": "start",
             "players": players,
+            # One device holds both seats: one press of Start starts both.
+            "same_device": same_device,
+            "watching": watching,
             "can_start": can_start,
+            "time_control": _time_control(),
             "countdown": countdown(m.get("ready_deadline"), server_now, "start-countdown"),
         }
-    if view.get("awaiting_reveal") and m.get("status") == "live":
+    if view.get("awaiting_reveal") and m.get("status") == "live" and not watching:
         to_act = view.get("to_act")
         if to_act in (0, 1):
-            return {"kind": "handoff", "name": players[to_act]["name"], "seat": to_act}
+            return {
+                "kind": "handoff",
+                "name": players[to_act]["name"],
+                "seat": to_act,
+                "forced": forced_opening_pending(view),
+            }
     return None
+
+
+def forced_opening_pending(view: dict[str, Any]) -> bool:
+    """The next placement is a hand's forced opening (RULES §2): nobody chooses it."""
+    return view.get("phase") == "play" and not view.get("layout") and view.get("jockey") is None
+
+
+def _time_control() -> dict[str, Any]:
+    """The match clock for the start screen (RULES §7), from settings (no database)."""
+    from .services import match_clock  # the bottom of matches/: imported when first needed
+
+    clock = match_clock()
+    minutes = f"{clock.main_ms / 60_000:.1f}".removesuffix(".0")
+    return {"main_min": minutes, "main_s": clock.main_ms // 1000, "delay_s": clock.delay_ms // 1000}
 
 
 def build(view: dict[str, Any]) -> dict[str, Any]:
@@ -704,7 +905,10 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
     clocks = view.get("clocks") or {}
     server_now = clocks.get("server_now") or m.get("server_now")
     result = _result(view, players, me, own)
+    watching = bool(m.get("watching"))
+    kind = m.get("kind")
     ctx = {
+        "_": _translator(translation.get_language() or ""),
         "view": view,
         "match": m,
         "version": m.get("version", 0),
@@ -713,7 +917,10 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
         "opp": players[opp],
         "players": players,
         "own": own,
-        "same_device": m.get("kind") == "same_device",
+        "watching": watching,
+        "kind": kind,
+        "kind_label": _kind_label(kind),
+        "same_device": kind == "same_device",
         "status_text": _status(view, me, own, players),
         "hand_no": None if view.get("hand_no") is None else view["hand_no"] + 1,
         "talon": view.get("talon"),
@@ -735,10 +942,20 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
         ready = m.get("ready") or [False, False]
         ctx["cont"] = {
             "ready": [{"name": players[s]["name"], "ready": bool(ready[s])} for s in (0, 1)],
+            # A spectator sees who is ready, and no button.
+            "can_press": not watching,
             "pressed": own and bool(ready[me]) and m.get("kind") != "same_device",
             "countdown": countdown(m.get("ready_deadline"), server_now, "continue-countdown"),
         }
     return ctx
+
+
+def _kind_label(kind: str | None) -> str:
+    return {
+        "ranked": _("Ranked"),
+        "casual": _("Casual"),
+        "same_device": _("Same device"),
+    }.get(kind or "", "")
 
 
 def page_context(view: dict[str, Any]) -> dict[str, Any]:
@@ -749,11 +966,12 @@ def page_context(view: dict[str, Any]) -> dict[str, Any]:
     """
     ctx = build(view)
     ctx["oob"] = False
+    ctx["oob_attr"] = ""
     ctx["frags"] = {
         fid.removeprefix("sb-"): mark_safe(_fragment(fid, t, view, ctx))  # noqa: S308
         for fid, t in FRAGMENTS
     }
-    ctx["frags"]["toast"] = mark_safe(_render("toast.html", {"oob": False}))  # noqa: S308
+    ctx["frags"]["toast"] = mark_safe(_render("toast.html", {"oob_attr": ""}))  # noqa: S308
     return ctx
 
 
@@ -775,6 +993,7 @@ def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
     """
     ctx = build(view)
     ctx["oob"] = True
+    ctx["oob_attr"] = OOB
     out = []
     for fid, template in FRAGMENTS:
         html = _fragment(fid, template, view, ctx)
@@ -792,4 +1011,4 @@ def _fragment(fid: str, template: str, view: dict[str, Any], ctx: dict[str, Any]
 
 def render_error(code: str, message: str) -> str:
     """A toast for an error frame; it replaces the previous toast and fades by itself."""
-    return _render("toast.html", {"code": code, "message": message, "oob": True})
+    return _render("toast.html", {"code": code, "message": message, "oob_attr": OOB})

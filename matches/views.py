@@ -36,6 +36,8 @@ def lobby(request: HttpRequest) -> HttpResponse:
             # A player whose match is under way belongs there, not in a new one.
             messages.info(request, _("Your match is under way: back to it."))
             return redirect("matches:match", match_id=playing.pk)
+        # Live now: the matches anyone may watch, the user's own left to the list above.
+        ctx["watchable"] = [m for m in services.watchable() if not m.seats_of(request.user.pk)]
         ctx["open_invites"] = Invite.objects.filter(
             creator=request.user, status=Invite.Status.OPEN
         )[:10]

@@ -7,7 +7,14 @@
  *   - counts the displayed clocks and countdowns down between updates, and sends
  *     {"op": "flag"} once when the running clock shows zero (the server decides),
  *   - follows a rematch: when a swap brings a result panel with data-goto (the new
- *     match's page), it goes there, once.
+ *     match's page), it goes there, once,
+ *   - fits the stage to the window (--sb-stage-top) and keeps every board position a
+ *     full touch target however small the board is drawn (a tap places on the nearest
+ *     lit position),
+ *   - opens the rules as a sheet over the table (the clocks stay in view and run),
+ *   - says when your turn starts: the tab's title, and (opt-in) a short sound and vibration,
+ *   - shows nothing to reveal for a same-device forced opening: the server plays it
+ *     once the hand-off is answered, so the page answers it itself.
  */
 (function () {
   "use strict";
@@ -130,6 +137,142 @@
     place(selected, g.dataset.pos);
   }
 
+  // The lit position nearest to a tap on the board, within its hit circle (≥ 22 px).
+  function nearestLit(x, y) {
+    var best = null, bestD = Infinity;
+    $$(".pos.is-lit").forEach(function (g) {
+      var hit = $(".pos__hit", g) || g;
+      var r = hit.getBoundingClientRect();
+      var cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+      var d = Math.hypot(x - cx, y - cy);
+      if (d <= Math.max(HIT_PX, r.width / 2) && d < bestD) { best = g; bestD = d; }
+    });
+    return best;
+  }
+
+  // --- the board's size: every position a full touch target -------------------------
+
+  var HIT_PX = 23; // half of a 44 px target, and a little more
+
+  function fitHits() {
+    var svg = $(".sb-board__svg");
+    if (!svg || !svg.viewBox || !svg.viewBox.baseVal) return;
+    var vb = svg.viewBox.baseVal;
+    var box = svg.getBoundingClientRect();
+    if (!vb.width || !vb.height || !box.width || !box.height) return;
+    var k = Math.min(box.width / vb.width, box.height / vb.height); // px per unit
+    var r = Math.max(14, HIT_PX / k);
+    $$(".pos__hit", svg).forEach(function (c) { c.setAttribute("r", r.toFixed(1)); });
+  }
+
+  function fitStage() {
+    var stage = $(".sb-stage");
+    if (!stage) return;
+    var top = stage.getBoundingClientRect().top + window.scrollY;
+    document.documentElement.style.setProperty("--sb-stage-top", Math.round(top) + "px");
+    fitHits();
+  }
+
+  var resizeObserver = null;
+  function watchBoard() {
+    if (!window.ResizeObserver) return;
+    if (!resizeObserver) resizeObserver = new ResizeObserver(fitHits);
+    resizeObserver.disconnect();
+    var fit = $(".sb-board__fit");
+    if (fit) resizeObserver.observe(fit);
+  }
+
+  // --- the rules sheet -------------------------------------------------------------------
+
+  function rulesSheet() { return document.getElementById("sb-rules"); }
+
+  function openRules() {
+    var d = rulesSheet();
+    if (!d) return;
+    // Not modal: the clocks above and below the table stay in view, and keep running.
+    // Over the start screen (no clock runs yet) it opens above it, as a modal.
+    var overlay = document.getElementById("sb-overlay");
+    var over = overlay && !overlay.hidden;
+    if (d.open) d.close();
+    if (over && d.showModal) d.showModal();
+    else if (d.show) d.show();
+    else d.setAttribute("open", "");
+    var close = $("[data-testid=rules-close]", d);
+    if (close) close.focus();
+  }
+
+  function closeRules() {
+    var d = rulesSheet();
+    if (d && d.open) { if (d.close) d.close(); else d.removeAttribute("open"); }
+  }
+
+  // --- your turn: the title, and (opt-in) a sound and a vibration -------------------------
+
+  var ALERT_KEY = "sb-turn-alert";
+  var baseTitle = document.title;
+  var wasMyTurn = null;
+  var audio = null;
+
+  function alertOn() {
+    try { return window.localStorage.getItem(ALERT_KEY) === "1"; } catch (e) { return false; }
+  }
+
+  function showAlertSetting() {
+    var on = alertOn();
+    $$("[data-notify-toggle]").forEach(function (b) {
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+      var label = on ? b.dataset.labelOn : b.dataset.labelOff;
+      if (label) b.textContent = label;
+    });
+  }
+
+  function beep() {
+    var Ctx = window.AudioContext || window.webkitAudioContext;
+    if (!Ctx) return;
+    try {
+      if (!audio) audio = new Ctx();
+      if (audio.state === "suspended") audio.resume();
+      var osc = audio.createOscillator(), gain = audio.createGain();
+      osc.frequency.value = 880;
+      gain.gain.setValueAtTime(0.15, audio.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.18);
+      osc.connect(gain);
+      gain.connect(audio.destination);
+      osc.start();
+      osc.stop(audio.currentTime + 0.2);
+    } catch (e) { /* no sound: the title still says it */ }
+  }
+
+  function toggleAlert() {
+    var on = !alertOn();
+    try { window.localStorage.setItem(ALERT_KEY, on ? "1" : "0"); } catch (e) { /* private mode */ }
+    showAlertSetting();
+    if (on) { beep(); if (navigator.vibrate) navigator.vibrate(80); } // a tap lets audio start
+  }
+
+  function showTurn() {
+    var s = status();
+    var mine = !!s && s.dataset.myTurn === "1";
+    var m = document.getElementById("sb-match");
+    var word = (m && m.dataset.turnTitle) || "";
+    document.title = mine && word ? "\u25b6 " + word + " \u00b7 " + baseTitle : baseTitle;
+    if (mine && wasMyTurn === false && alertOn()) {
+      beep();
+      if (navigator.vibrate) navigator.vibrate([120, 60, 120]);
+    }
+    wasMyTurn = mine;
+  }
+
+  // --- same device: a forced opening needs nobody's hand --------------------------------
+
+  var autoRevealed = null;
+  function autoReveal() {
+    var el = $("[data-auto-reveal]");
+    var v = version();
+    if (!el || autoRevealed === v) return;
+    if (send({ op: "reveal" })) autoRevealed = v;
+  }
+
   // --- buttons -----------------------------------------------------------------------
 
   function bidInput() { return $("[data-bid-amount]"); }
@@ -170,6 +313,8 @@
 
   document.addEventListener("click", function (ev) {
     var t = ev.target;
+    if (t.closest("[data-open-rules]")) { openRules(); return; }
+    if (t.closest("[data-notify-toggle]")) { toggleAlert(); return; }
     var step = t.closest("[data-step]");
     if (step) {
       var i = bidInput();
@@ -182,6 +327,10 @@
     if (ht && !ht.disabled) { onHandTile(ht); return; }
     var pos = t.closest(".pos");
     if (pos) { onPosition(pos); return; }
+    if (selected && t.closest(".sb-board__fit")) {
+      var near = nearestLit(ev.clientX, ev.clientY);
+      if (near) onPosition(near);
+    }
   });
 
   document.addEventListener("keydown", function (ev) {
@@ -190,7 +339,10 @@
       ev.preventDefault();
       onPosition(ev.target);
     }
-    if (ev.key === "Escape" && selected) select(null);
+    if (ev.key === "Escape") {
+      if (rulesSheet() && rulesSheet().open) closeRules();
+      else if (selected) select(null);
+    }
   });
 
   document.addEventListener("input", function (ev) {
@@ -316,6 +468,11 @@
     bindClocks();
     showBidCost();
     followRematch();
+    fitHits();
+    watchBoard();
+    showAlertSetting();
+    showTurn();
+    autoReveal();
     var toast = document.getElementById("sb-toast");
     if (toast && !toast.hidden) {
       window.clearTimeout(toastTimer);
@@ -328,6 +485,12 @@
   function onLoad() {
     initialGoto = gotoTarget(); // reopening an old match page stays on it
     bindClocks();
+    fitStage();
+    watchBoard();
+    showAlertSetting();
+    showTurn();
+    autoReveal();
+    window.addEventListener("resize", fitStage);
   }
 
   if (document.readyState === "loading") {

@@ -28,6 +28,16 @@ def test_two_players_are_paired_in_the_ranked_queue_and_see_their_rating_change(
     start_then_resign(erin, frank)
 
     expected = {"erin_e2e": (-20, 1480), "frank_e2e": (20, 1520)}
+    for page in (erin, frank):
+        # The result card shows both changes, next to the names; the loser resigned.
+        for name, (change, _) in expected.items():
+            line = page.locator("[data-testid=rating-changes] li", has_text=name)
+            line.wait_for()
+            assert line.get_attribute("data-rating-change") == str(change)
+            assert f"{change:+d}".replace("-", "\u2212") in line.inner_text()
+        # Both were unrated (1500?) when the match was made: the ratings stood by the names.
+        assert page.locator("[data-testid=rating-0]").inner_text() == "1500?"
+        assert page.locator("[data-testid=kind]").inner_text() == "レーティング戦"
     for page, name in ((erin, "erin_e2e"), (frank, "frank_e2e")):
         change, rating = expected[name]
         page.goto(f"/u/{name}/matches/")

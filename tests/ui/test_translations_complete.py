@@ -28,6 +28,7 @@ LISTS = (
     ROOT / "accounts" / "TRANSLATIONS_safety_ja.txt",
     ROOT / "rules" / "TRANSLATIONS_rules_ja.txt",
     ROOT / "templates" / "TRANSLATIONS_ui_ja.txt",
+    ROOT / "templates" / "matches" / "TRANSLATIONS_matchui_ja.txt",
 )
 
 

@@ -28,7 +28,7 @@ AT = re.compile(r'data-at="([^"]*)"')
 SETTLEMENT = re.compile(r'<section id="sb-settlement".*?</section>', re.S)
 # The rules help quotes the rules page's worked examples ("[1|4] opening"): rules text,
 # the same for everybody, not anybody's tiles.
-HELP = re.compile(r'<details class="sb-help".*?</details>', re.S)
+HELP = re.compile(r'<dialog id="sb-rules".*?</dialog>', re.S)
 
 
 def tiles_in(html: str) -> set[tuple[int, int]]:
@@ -70,9 +70,11 @@ def test_no_hidden_tile_is_ever_rendered(jockey: Any, handoff: bool) -> None:
                 seats: tuple[int | None, ...] = (seat,)
                 kind = "same_device"
             else:
-                seats, kind = (0, 1), "casual"
+                # Both seats, and a spectator (the public view: no hand at all).
+                seats, kind = (0, 1, None), "casual"
             for seat in seats:
                 v = seat_view(s, seat, now, kind=kind)
+                v["match"]["watching"] = seat is None and not handoff
                 with translation.override(lang):
                     check(render.render_fragments(v), s, seat)
                     if i % 60 == 0:

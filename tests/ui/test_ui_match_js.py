@@ -16,48 +16,11 @@ from typing import Any
 import pytest
 from django.template.loader import render_to_string
 from django.utils import translation
+from ui_match_page import FAKE_SOCKET, ROOT, keep_if_failed, load, sent, swap_in
 from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
 from matches import render
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
-
-FAKE_SOCKET = """
-window.sent = [];
-document.dispatchEvent(new CustomEvent("htmx:wsOpen", {detail: {socketWrapper: {
-  send: function (m) { window.sent.push(JSON.parse(m)); }
-}}}));
-"""
-
-
-def write_page(view: dict[str, Any], path: Path, lang: str = "en") -> str:
-    with translation.override(lang):
-        html = render_to_string("matches/match.html", render.page_context(view))
-    html = html.replace('"/static/css/', f'"file://{ROOT}/static/css/')
-    html = html.replace('"/static/js/', f'"file://{ROOT}/static/js/')
-    # No htmx here: the fake socket below replaces its ws extension.
-    html = re.sub(r'<script src="/static/django_htmx[^"]*"[^>]*></script>', "", html)
-    path.write_text(html, encoding="utf-8")
-    return path.as_uri()
-
-
-def swap_in(page: Any, view: dict[str, Any]) -> None:
-    """What htmx's ws extension does with a pushed view: swap the fragments, then the event."""
-    with translation.override("en"):
-        html = render.render_fragments(view)
-    page.evaluate(
-        """html => {
-          const t = document.createElement("template");
-          t.innerHTML = html;
-          for (const el of Array.from(t.content.children)) {
-            document.getElementById(el.id).replaceWith(el);
-          }
-          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage"));
-        }""",
-        html,
-    )
 
 
 @pytest.fixture
@@ -68,23 +31,13 @@ def open_page(
 
     def make(view: dict[str, Any], *, width: int = 390, lang: str = "en") -> Any:
         page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(write_page(view, tmp_path / f"page{len(pages)}.html", lang))
-        page.wait_for_load_state("load")
-        page.evaluate(FAKE_SOCKET)
         pages.append(page)
-        return page
+        return load(page, view, tmp_path / f"page{len(pages)}.html", lang)
 
     yield make
-    failed = getattr(request.node, "rep_call", None)
-    for i, page in enumerate(pages):
-        if failed is not None and failed.failed:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{i}.png"), full_page=True)
+    keep_if_failed(request, pages)
+    for page in pages:
         page.close()
-
-
-def sent(page: Any) -> list[dict[str, Any]]:
-    return list(page.evaluate("window.sent"))
 
 
 def key(tile: Any) -> str:

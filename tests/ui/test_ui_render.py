@@ -366,7 +366,9 @@ def test_the_rules_help_follows_the_language(mid: Any) -> None:
     v = seat_view(s, 0, now)
     ja = page(v, "ja")
     en = page(v, "en")
-    assert "<details" in ja and 'id="sb-help"' in ja
+    # A sheet over the table, saying that the clock keeps running.
+    assert '<dialog id="sb-rules"' in ja and "data-open-rules" in ja
+    assert "時計は止まりません" in ja and "The clock keeps running" in en
     assert "スペクタキュラー・ビッド（Spectacular Bid）" in ja and "分岐ダブル" in ja
     assert "Only the first double is the spinner" in en and "分岐ダブル" not in en
     for html in (ja, en):
