@@ -871,18 +871,9 @@ def _overlay(view: dict[str, Any], players: list[dict[str, Any]], server_now: An
     if view.get("awaiting_reveal") and m.get("status") == "live" and not watching:
         to_act = view.get("to_act")
         if to_act in (0, 1):
-            return {
-                "kind": "handoff",
-                "name": players[to_act]["name"],
-                "seat": to_act,
-                "forced": forced_opening_pending(view),
-            }
+            # (A forced opening never waits here: the server plays it, hand-off and all.)
+            return {"kind": "handoff", "name": players[to_act]["name"], "seat": to_act}
     return None
-
-
-def forced_opening_pending(view: dict[str, Any]) -> bool:
-    """The next placement is a hand's forced opening (RULES §2): nobody chooses it."""
-    return view.get("phase") == "play" and not view.get("layout") and view.get("jockey") is None
 
 
 def _time_control() -> dict[str, Any]:

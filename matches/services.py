@@ -669,8 +669,23 @@ def _follow_forced(
     """Apply forced openings, draws, passes and forced auction answers at once.
 
     RULES §2, §5, §6: the server plays them for the player, so no time passes.
+    At one device, a forced opening needs nobody's hand: the hand-off before it
+    is answered for the player too (the engine, like the conformance cases,
+    asks for a reveal before every decision period).
     """
-    while (forced := engine.forced_action(state)) is not None:
+    while True:
+        if (
+            state.awaiting_reveal
+            and state.phase == engine.PLAY
+            and state.layout.empty
+            and state.forced_tile is not None
+            and state.to_act is not None
+        ):
+            forced: engine.Action | None = engine.Action("reveal", state.to_act)
+        else:
+            forced = engine.forced_action(state)
+        if forced is None:
+            break
         state, ev = engine.apply(state, forced, now)
         for e in ev:
             e["forced"] = True

@@ -12,9 +12,7 @@
  *     full touch target however small the board is drawn (a tap places on the nearest
  *     lit position),
  *   - opens the rules as a sheet over the table (the clocks stay in view and run),
- *   - says when your turn starts: the tab's title, and (opt-in) a short sound and vibration,
- *   - shows nothing to reveal for a same-device forced opening: the server plays it
- *     once the hand-off is answered, so the page answers it itself.
+ *   - says when your turn starts: the tab's title, and (opt-in) a short sound and vibration.
  */
 (function () {
   "use strict";
@@ -263,16 +261,6 @@
     wasMyTurn = mine;
   }
 
-  // --- same device: a forced opening needs nobody's hand --------------------------------
-
-  var autoRevealed = null;
-  function autoReveal() {
-    var el = $("[data-auto-reveal]");
-    var v = version();
-    if (!el || autoRevealed === v) return;
-    if (send({ op: "reveal" })) autoRevealed = v;
-  }
-
   // --- buttons -----------------------------------------------------------------------
 
   function bidInput() { return $("[data-bid-amount]"); }
@@ -472,7 +460,6 @@
     watchBoard();
     showAlertSetting();
     showTurn();
-    autoReveal();
     var toast = document.getElementById("sb-toast");
     if (toast && !toast.hidden) {
       window.clearTimeout(toastTimer);
@@ -489,7 +476,6 @@
     watchBoard();
     showAlertSetting();
     showTurn();
-    autoReveal();
     window.addEventListener("resize", fitStage);
   }
 

@@ -226,6 +226,20 @@ def test_a_placement_one_millisecond_before_the_deadline_counts(
     assert table.match.status == Match.Status.LIVE
 
 
+def test_at_one_device_the_forced_opening_needs_no_hand_off(alice: Any, settings: Any) -> None:
+    # The opener would otherwise be asked to show a hand it has no choice with.
+    settings.DEAL_SEED = 7
+    m = services.create_same_device(alice, "Hanako")
+    services.act(m.pk, alice, {"op": "start", "version": 0}, services.now_ms())
+    m.refresh_from_db()
+    s = engine.from_dict(m.state)
+    assert len(s.layout.placed) == 1  # played at once
+    opener = s.layout.placed[0].player
+    assert s.awaiting_reveal and s.to_act == 1 - opener  # the next player's hand-off
+    reveal = _event(m.pk, "reveal")
+    assert reveal["forced"] is True and reveal["player"] == opener
+
+
 def test_forced_draws_are_played_by_the_server_at_once(table: Table, settings: Any) -> None:
     play_to(table, happened("draw"), settings=settings)
     draws = [e for e in table.events if e["type"] == "draw"]

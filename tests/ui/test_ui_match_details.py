@@ -1,8 +1,7 @@
 """The match screen's details from issue 9, rendered from engine views (no browser).
 
 A turn's draws make one line of the record; the table says who scored; a spectator
-and a same-device start screen are told what is true for them; a same-device forced
-opening asks nobody to show a hand.
+and a same-device start screen are told what is true for them.
 """
 
 from __future__ import annotations
@@ -111,16 +110,10 @@ def test_the_same_device_start_screen_lists_nobody_as_not_ready() -> None:
     assert 'data-op="start"' in overlay
 
 
-def test_a_forced_opening_hand_off_has_no_reveal_button_but_any_other_has() -> None:
-    s, now = first_state(
-        lambda s: s.awaiting_reveal and s.phase == "play" and not s.layout.placed, handoff=True
-    )
-    forced = element(frag(seat_view(s, None, now, kind="same_device"), "ja"), "sb-overlay")
-    assert "data-auto-reveal" in forced and 'data-op="reveal"' not in forced
-    assert "開始牌は強制" in forced
+def test_a_hand_off_asks_the_next_player_to_show_their_hand() -> None:
     s, now = first_state(lambda s: s.awaiting_reveal and len(s.layout.placed) > 1, handoff=True)
     normal = element(frag(seat_view(s, None, now, kind="same_device")), "sb-overlay")
-    assert "data-auto-reveal" not in normal and 'data-op="reveal"' in normal
+    assert 'data-op="reveal"' in normal
 
 
 def test_ratings_stand_by_the_names_and_the_kind_is_said() -> None:

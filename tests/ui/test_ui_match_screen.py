@@ -386,21 +386,3 @@ def test_your_turn_changes_the_title_and_alerts_only_when_asked(
     assert len(page.evaluate("window.buzz")) == (1 if opted_in else 0)
     swap_in(page, _ranked({**theirs, "match": {**theirs["match"], "version": 9}}), "ja")
     assert page.title() == title
-
-
-def test_a_forced_opening_on_one_device_asks_nobody_to_reveal(open_scene: Any) -> None:
-    s, now = first_state(
-        lambda s: s.awaiting_reveal and s.phase == "play" and not s.layout.placed,
-        handoff=True,
-    )
-    view = seat_view(s, None, now, kind="same_device")
-    page = open_scene(view, "phone")
-    handoff = page.locator("[data-testid=handoff]")
-    assert handoff.is_visible() and handoff.get_attribute("data-forced") == "1"
-    assert page.locator("[data-testid=op-reveal]").count() == 0
-    assert "開始牌は自動で出されます" in handoff.inner_text()
-    # The page answers the hand-off itself, once; the server then plays the opening.
-    page.wait_for_function("window.sent.length > 0")
-    swap_in(page, view, "ja")  # the same version again (a reconnection): nothing more
-    assert sent(page) == [{"op": "reveal", "version": 7}]
-    keep(page, "forced-opening-phone")
