@@ -285,6 +285,26 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
     return out
 
 
+OUTAGE_NOTICE_MS = 60_000  # how long the page says an outage was given back
+
+
+def _outage(view: dict[str, Any], players: list[dict[str, Any]], server_now: Any) -> str | None:
+    """What the page says after the server was unreachable and the time was given back."""
+    credit = view["match"].get("credit")
+    if not credit or server_now is None or server_now - credit.get("to", 0) > OUTAGE_NOTICE_MS:
+        return None
+    seconds = max(1, round(credit.get("ms", 0) / 1000))
+    seat = credit.get("seat")
+    if seat in (0, 1):
+        return _(
+            "The server could not be reached for %(s)s s: that time was given back to "
+            "%(name)s's clock. Nobody is charged for our outage."
+        ) % {"s": seconds, "name": players[seat]["name"]}
+    return _(
+        "The server could not be reached for %(s)s s: the waiting time was extended by it."
+    ) % {"s": seconds}
+
+
 def _status(view: dict[str, Any], me: int, own: bool, players: list[dict[str, Any]]) -> str:
     m = view["match"]
     phase = view.get("phase")
@@ -913,6 +933,7 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
         "kind_label": _kind_label(kind),
         "same_device": kind == "same_device",
         "status_text": _status(view, me, own, players),
+        "outage": _outage(view, players, server_now),
         "hand_no": None if view.get("hand_no") is None else view["hand_no"] + 1,
         "talon": view.get("talon"),
         "hand": _hand(view),

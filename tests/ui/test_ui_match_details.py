@@ -141,3 +141,16 @@ def test_the_result_names_the_end_once_and_shows_no_change_for_a_casual_match() 
     assert result.count("投了") == 1
     assert 'data-testid="rating-changes"' not in result
     assert render.build(v)["result"]["ratings"] == []
+
+
+def test_after_an_outage_the_page_says_the_time_was_given_back_in_japanese() -> None:
+    s, now = first_state(lambda s: s.phase == "play" and s.layout.placed)
+    v = seat_view(s, 0, now)
+    v["match"]["credit"] = {"ms": 13_100, "seat": 1, "to": now - 5_000}
+    status = element(frag(v, "ja"), "sb-status")
+    assert (
+        "サーバーに 13 秒間接続できなかったため" in status
+        and "bob の持ち時間に戻しました" in status
+    )
+    v["match"]["credit"]["to"] = now - 120_000  # long ago: no longer news
+    assert 'data-testid="outage"' not in element(frag(v, "ja"), "sb-status")
