@@ -11,7 +11,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run run-services test check bench bench-live demo fmt messages
+.PHONY: run run-services test check bench bench-live bench-load demo fmt messages
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -20,10 +20,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The embedded default: SQLite, in-memory channel layer, in-process timers.
+# HOST and PORT from the environment, default 127.0.0.1:8000.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
-	@echo "Spectacular Bid is running on http://127.0.0.1:8000"
-	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 config.asgi:application
+	@echo "Spectacular Bid is running on http://$${HOST:-127.0.0.1}:$${PORT:-8000}"
+	$(VENV)/bin/daphne -b "$${HOST:-127.0.0.1}" -p "$${PORT:-8000}" config.asgi:application
 
 # Production-shaped: PostgreSQL + Redis, Daphne, a Celery worker and beat (Procfile, honcho).
 # DATABASE_URL and REDIS_URL from the environment, else this machine's services.
@@ -54,6 +55,12 @@ bench: $(STAMP)
 bench-live: $(STAMP)
 	$(PY) tests/matches/measure_roundtrip.py
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" $(PY) tests/queue/measure_pairing.py
+
+# The load generator (loadtest/): bots speaking docs/protocol.md against the embedded
+# default and the services set-up, each started as an operator would; prints a
+# table per set-up and writes var/bench-load.json. Options: ARGS="--help".
+bench-load: $(STAMP)
+	$(PY) -m loadtest $(ARGS)
 
 demo: $(STAMP)
 	$(PY) -m engine.demo
