@@ -42,26 +42,51 @@ def parse(argv: list[str]) -> Options:
         "services set-up; prints a table per set-up. Each option also reads BENCH_LOAD_<NAME> "
         "from the environment (e.g. BENCH_LOAD_WINDOW=10).",
     )
-    p.add_argument("--setups", default=env("BENCH_LOAD_SETUPS", ",".join(d.setups)),
-                   help="embedded,services (default both)")  # fmt: skip
-    p.add_argument("--levels", default=env("BENCH_LOAD_LEVELS", ",".join(map(str, d.levels))),
-                   help="live matches per level, comma-separated, or none")  # fmt: skip
-    p.add_argument("--idle", type=int, default=int(env("BENCH_LOAD_IDLE", d.idle)),
-                   help="idle lobby sockets, then idle match sockets (0: skip)")  # fmt: skip
-    p.add_argument("--window", type=float, default=float(env("BENCH_LOAD_WINDOW", d.window)),
-                   help="seconds measured per level")  # fmt: skip
-    p.add_argument("--settle", type=float, default=float(env("BENCH_LOAD_SETTLE", d.settle)),
-                   help="seconds between a ramp and its window")  # fmt: skip
+    p.add_argument(
+        "--setups",
+        default=env("BENCH_LOAD_SETUPS", ",".join(d.setups)),
+        help="embedded,services (default both)",
+    )
+    p.add_argument(
+        "--levels",
+        default=env("BENCH_LOAD_LEVELS", ",".join(map(str, d.levels))),
+        help="live matches per level, comma-separated, or none",
+    )
+    p.add_argument(
+        "--idle",
+        type=int,
+        default=int(env("BENCH_LOAD_IDLE", d.idle)),
+        help="idle lobby sockets, then idle match sockets (0: skip)",
+    )
+    p.add_argument(
+        "--window",
+        type=float,
+        default=float(env("BENCH_LOAD_WINDOW", d.window)),
+        help="seconds measured per level",
+    )
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=float(env("BENCH_LOAD_SETTLE", d.settle)),
+        help="seconds between a ramp and its window",
+    )
     p.add_argument(
         "--ramp",
         type=float,
         default=float(env("BENCH_LOAD_RAMP", d.ramp)),
         help="new matches a second while ramping up (idle sockets: twice as many)",
     )
-    p.add_argument("--ramp-timeout", type=float, default=d.ramp_timeout,
-                   help="seconds a ramp may take before the level is measured anyway")  # fmt: skip
-    p.add_argument("--think", default=env("BENCH_LOAD_THINK", "1-4"),
-                   help="seconds a bot thinks per decision, uniform: LO-HI")  # fmt: skip
+    p.add_argument(
+        "--ramp-timeout",
+        type=float,
+        default=d.ramp_timeout,
+        help="seconds a ramp may take before the level is measured anyway",
+    )
+    p.add_argument(
+        "--think",
+        default=env("BENCH_LOAD_THINK", "1-4"),
+        help="seconds a bot thinks per decision, uniform: LO-HI",
+    )
     p.add_argument(
         "--probes",
         default=env("BENCH_LOAD_PROBES", "echo,flood"),
@@ -82,8 +107,11 @@ def parse(argv: list[str]) -> Options:
         help="services: keep the bench database and Redis db instead of starting empty",
     )
     p.add_argument("--seed", type=int, default=None, help="the bots' random seed")
-    p.add_argument("--json", default=env("BENCH_LOAD_JSON", str(d.json_path)),
-                   help="where to write the results (default var/bench-load.json)")  # fmt: skip
+    p.add_argument(
+        "--json",
+        default=env("BENCH_LOAD_JSON", str(d.json_path)),
+        help="where to write the results (default var/bench-load.json)",
+    )
     p.add_argument("--log-dir", default=str(d.log_dir), help="the servers' logs go here")
     a = p.parse_args(argv)
     setups = a.setups.split(",")
@@ -151,11 +179,11 @@ def main(argv: list[str]) -> int:
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "load_avg_after": os.getloadavg(),
-        },  # fmt: skip
+        },
         "options": {
             k: (sorted(v) if isinstance(v, set) else str(v) if isinstance(v, Path) else v)
             for k, v in asdict(opts).items()
-        },  # fmt: skip
+        },
         "setups": results,
     }
     opts.json_path.parent.mkdir(parents=True, exist_ok=True)

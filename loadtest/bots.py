@@ -282,10 +282,10 @@ class Bot:
             return
         if not self.table.behaviour.play:
             return
-        if (s.deciding or s.can_continue) and self.thinking is None:
-            if self.acted_version != s.version:
-                self.turn_seen = self.seen_at
-                self.thinking = asyncio.ensure_future(self.think())
+        wanted = s.deciding or s.can_continue
+        if wanted and self.thinking is None and self.acted_version != s.version:
+            self.turn_seen = self.seen_at
+            self.thinking = asyncio.ensure_future(self.think())
 
     async def think(self) -> None:
         lo, hi = self.table.behaviour.think

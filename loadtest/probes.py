@@ -26,15 +26,21 @@ from .bots import BACKOFF_S, CLOSE_FINAL, Account, Recorder
 LOBBY_PING_S = 10.0  # as static/js/queue.js
 
 
-async def echo(fleet_ws: aiohttp.ClientSession, base: str, a: Account, b: Account,
-               count: int, gap_s: float = 0.01) -> list[float]:  # fmt: skip
+async def echo(
+    fleet_ws: aiohttp.ClientSession,
+    base: str,
+    a: Account,
+    b: Account,
+    count: int,
+    gap_s: float = 0.01,
+) -> list[float]:
     """``count`` relays A → server → B, one at a time; each one's ms."""
     ws_base = "ws" + base.removeprefix("http")
     url = f"{ws_base}/ws/echo/{uuid.uuid4().hex[:12]}/"
     sockets = [
         await fleet_ws.ws_connect(
             url, headers={"Cookie": f"sessionid={acct.sessionid}"}, origin=base
-        )  # fmt: skip
+        )
         for acct in (a, b)
     ]
     sender, receiver = sockets
@@ -54,8 +60,9 @@ async def echo(fleet_ws: aiohttp.ClientSession, base: str, a: Account, b: Accoun
     return times
 
 
-async def login_flood(http: aiohttp.ClientSession, base: str, username: str, workers: int,
-                      stop: asyncio.Event) -> Counter[int]:  # fmt: skip
+async def login_flood(
+    http: aiohttp.ClientSession, base: str, username: str, workers: int, stop: asyncio.Event
+) -> Counter[int]:
     """Wrong-password logins until ``stop``; the answers' status codes counted."""
     statuses: Counter[int] = Counter()
 
@@ -66,8 +73,9 @@ async def login_flood(http: aiohttp.ClientSession, base: str, username: str, wor
         form = {"username": username, "password": "not-the-password", "csrfmiddlewaretoken": token}
         while not stop.is_set():
             try:
-                async with http.post(base + "/accounts/login/", data=form,
-                                     headers={"Cookie": f"csrftoken={token}"}) as r:  # fmt: skip
+                async with http.post(
+                    base + "/accounts/login/", data=form, headers={"Cookie": f"csrftoken={token}"}
+                ) as r:
                     await r.read()
                     statuses[r.status] += 1
             except (TimeoutError, aiohttp.ClientError):
@@ -80,8 +88,9 @@ async def login_flood(http: aiohttp.ClientSession, base: str, username: str, wor
 class LobbySocket:
     """One idle lobby page: connected, pinging, reconnecting."""
 
-    def __init__(self, ws_session: aiohttp.ClientSession, base: str, acct: Account,
-                 rec: Recorder) -> None:  # fmt: skip
+    def __init__(
+        self, ws_session: aiohttp.ClientSession, base: str, acct: Account, rec: Recorder
+    ) -> None:
         self.session = ws_session
         self.base = base
         self.url = "ws" + base.removeprefix("http") + "/ws/lobby/"
@@ -97,9 +106,10 @@ class LobbySocket:
         while not self.stopping:
             try:
                 ws = await self.session.ws_connect(
-                    self.url, headers={"Cookie": f"sessionid={self.acct.sessionid}"},
+                    self.url,
+                    headers={"Cookie": f"sessionid={self.acct.sessionid}"},
                     origin=self.base,
-                )  # fmt: skip
+                )
             except (TimeoutError, aiohttp.ClientError) as exc:
                 code = getattr(exc, "status", None)
                 self.rec.error(f"ws_connect_{code}" if code else "ws_connect")

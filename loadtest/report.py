@@ -85,8 +85,16 @@ def play_row(
     }
 
 
-def idle_row(label: str, u: Usage, *, target: int, live: list[int], ramp_s: float,
-             errors: Counter[str], drops: int) -> dict[str, Any]:  # fmt: skip
+def idle_row(
+    label: str,
+    u: Usage,
+    *,
+    target: int,
+    live: list[int],
+    ramp_s: float,
+    errors: Counter[str],
+    drops: int,
+) -> dict[str, Any]:
     return {
         "level": label,
         "target": target,
@@ -129,8 +137,20 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
 
 
 def play_table(rows: list[dict[str, Any]]) -> str:
-    header = ["level", "live", "ramp s", "offered/s", "moves/s", "p50 ms", "p95 ms",
-              "p99 ms", "max ms", "errors", "dropped", "voided"]  # fmt: skip
+    header = [
+        "level",
+        "live",
+        "ramp s",
+        "offered/s",
+        "moves/s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "dropped",
+        "voided",
+    ]
     out = []
     for r in rows:
         lat = r.get("latency_ms") or {}
@@ -155,8 +175,17 @@ def play_table(rows: list[dict[str, Any]]) -> str:
 
 def cpu_table(rows: list[dict[str, Any]]) -> str:
     kinds = sorted({k for r in rows for k in r["cpu_pct"]})
-    header = ["level", *[f"{k} %" for k in kinds], "server %", "server ms/move", "RSS MB",
-              "PostgreSQL %", "Redis %", "harness %", "machine %"]  # fmt: skip
+    header = [
+        "level",
+        *[f"{k} %" for k in kinds],
+        "server %",
+        "server ms/move",
+        "RSS MB",
+        "PostgreSQL %",
+        "Redis %",
+        "harness %",
+        "machine %",
+    ]
     out = []
     for r in rows:
         out.append(

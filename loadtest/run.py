@@ -90,8 +90,9 @@ class Run:
 
     async def main(self) -> dict[str, Any]:
         opts = self.opts
-        self.fleet = Fleet(self.setup.base, self.accounts, self.rec, ramp_per_s=opts.ramp,
-                           seed=opts.seed)  # fmt: skip
+        self.fleet = Fleet(
+            self.setup.base, self.accounts, self.rec, ramp_per_s=opts.ramp, seed=opts.seed
+        )
         result: dict[str, Any] = {"url": self.setup.base, "probes": {}, "rows": []}
         try:
             if opts.probes:
@@ -121,8 +122,15 @@ class Run:
         say(f"[{self.setup.name}] {n} matches: measuring {opts.window:.0f} s")
         t0, t1, u, live = await self.window(opts.window, self.fleet.live)
         offered = n / (sum(opts.think) / 2)
-        row = report.play_row(f"{n} matches", self.rec.between(t0, t1), u, target=n, live=live,
-                              ramp_s=ramp_s, offered=offered)  # fmt: skip
+        row = report.play_row(
+            f"{n} matches",
+            self.rec.between(t0, t1),
+            u,
+            target=n,
+            live=live,
+            ramp_s=ramp_s,
+            offered=offered,
+        )
         lat = row["latency_ms"]
         say(
             f"[{self.setup.name}] {n} matches: {row['live']} live, {row['moves_per_s']} moves/s, "
@@ -140,8 +148,15 @@ class Run:
         say(f"[{self.setup.name}] soak: {opts.soak:.0f} s")
         t0, t1, u, live = await self.window(opts.soak, self.fleet.live)
         end = self.snap()
-        row = report.play_row(f"soak {n} matches", self.rec.between(t0, t1), u, target=n,
-                              live=live, ramp_s=ramp_s, offered=n / (sum(opts.think) / 2))  # fmt: skip
+        row = report.play_row(
+            f"soak {n} matches",
+            self.rec.between(t0, t1),
+            u,
+            target=n,
+            live=live,
+            ramp_s=ramp_s,
+            offered=n / (sum(opts.think) / 2),
+        )
         a, b = procstat.rss_by_process(start), procstat.rss_by_process(end)
         row["seconds"] = t1 - t0
         row["matches"] = n
@@ -178,7 +193,7 @@ class Run:
                         table.accounts[0].username,
                         opts.flood_workers,
                         stop,
-                    )  # fmt: skip
+                    )
                 )
                 t0 = time.monotonic()
                 during = await self._latencies(opts.probe_seconds)
@@ -234,8 +249,15 @@ class Run:
             await asyncio.gather(*(s.close() for s in sockets), return_exceptions=True)
             fleet.free.extend(s.acct for s in sockets)
         got = self.rec.between(w0, w1)
-        return report.idle_row(f"{n} lobby sockets", u, target=n, live=live, ramp_s=ramp_s,
-                               errors=got["errors"], drops=got["drops"])  # fmt: skip
+        return report.idle_row(
+            f"{n} lobby sockets",
+            u,
+            target=n,
+            live=live,
+            ramp_s=ramp_s,
+            errors=got["errors"],
+            drops=got["drops"],
+        )
 
     async def idle_matches(self, n: int) -> dict[str, Any]:
         fleet, opts = self.fleet, self.opts
@@ -252,5 +274,12 @@ class Run:
         finally:
             await fleet.stop_all()
         got = self.rec.between(w0, w1)
-        return report.idle_row(f"{n} match sockets", u, target=n, live=live, ramp_s=ramp_s,
-                               errors=got["errors"], drops=got["drops"])  # fmt: skip
+        return report.idle_row(
+            f"{n} match sockets",
+            u,
+            target=n,
+            live=live,
+            ramp_s=ramp_s,
+            errors=got["errors"],
+            drops=got["drops"],
+        )

@@ -16,6 +16,7 @@ left, by pid.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -121,10 +122,8 @@ class Setup:
         if self.proc is None:
             return
         tree = self.processes()
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
         deadline = time.monotonic() + STOP_TIMEOUT_S
         while time.monotonic() < deadline:
             left = [p for p in tree if procstat.read_proc(p.pid) is not None]
@@ -135,14 +134,10 @@ class Setup:
         for p in tree:
             now = procstat.read_proc(p.pid)
             if now is not None and now.start == p.start:  # still the process we started
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         self.proc = None
         self.cleanup()
 
