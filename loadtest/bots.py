@@ -89,19 +89,42 @@ class Recorder:
     ended: list[tuple[float, str]] = field(default_factory=list)  # (t, final status)
     sent: list[float] = field(default_factory=list)
 
-    def error(self, code: str) -> None:
+    examples: dict[str, str] = field(default_factory=dict)  # code → its first frame / reason
+
+    def error(self, code: str, detail: str = "") -> None:
         self.errors.append((time.monotonic(), code))
+        if detail:
+            self.examples.setdefault(code, detail[:300])
 
     def between(self, t0: float, t1: float) -> dict[str, Any]:
         """What happened in [t0, t1): moves by receipt time, the rest by their time."""
         moves = [m for m in self.moves if t0 <= m.received < t1]
+        errors = Counter(code for t, code in self.errors if t0 <= t < t1)
         return {
             "moves": moves,
-            "errors": Counter(code for t, code in self.errors if t0 <= t < t1),
+            "errors": errors,
+            "error_examples": {c: self.examples[c] for c in errors if c in self.examples},
             "drops": sum(1 for t, _ in self.drops if t0 <= t < t1),
             "ended": Counter(status for t, status in self.ended if t0 <= t < t1),
             "sent": sum(1 for t in self.sent if t0 <= t < t1),
         }
+
+
+def connect_failed(rec: Recorder, exc: BaseException) -> None:
+    """Count a failed socket handshake: refused with an HTTP status (a consumer that
+    closed before accepting answers 403), or cut (Daphne drops a handshake the
+    application has not accepted within its handshake timeout)."""
+    if isinstance(exc, aiohttp.WSServerHandshakeError):
+        rec.error(f"ws_handshake_{exc.status}", str(exc))
+    else:
+        rec.error(f"ws_connect_{type(exc).__name__}", str(exc))
+
+
+async def pause(backoff: float) -> float:
+    """Wait before reconnecting, jittered so that sockets the server dropped together
+    do not all come back together; returns the next backoff."""
+    await asyncio.sleep(random.uniform(0.5, 1.0) * backoff)
+    return min(backoff * 2, BACKOFF_S[1])
 
 
 class HttpError(Exception):
@@ -144,7 +167,7 @@ class Api:
         code = f"http_{r.status}"
         with contextlib.suppress(ValueError, AttributeError):
             code += f"_{json.loads(body)['code']}"
-        self.rec.error(code)
+        self.rec.error(code, f"{r.method} {r.url.path}: {body[:200]!r}")
         raise HttpError(f"{what}: {code}")
 
     async def new_match(self, a: Account, b: Account) -> int:
@@ -180,74 +203,125 @@ class Behaviour:
     replace: bool = True  # a finished match is followed by a new one
 
 
-class Bot:
-    """One seat's socket."""
+class Socket:
+    """A logged-in socket that reconnects by itself, as a page does.
 
-    def __init__(self, table: Table, seat: int, acct: Account, html: bool) -> None:
-        self.table = table
-        self.seat = seat
+    When the server closes it (a restart's 1012, a dropped connection's 1006, a
+    handshake that failed), it waits a short, growing, jittered backoff and
+    connects again; each unexpected close counts as a dropped socket. A close
+    on purpose (4401 not logged in, 4403 not a player) ends it.
+    """
+
+    def __init__(
+        self, session: aiohttp.ClientSession, base: str, acct: Account, rec: Recorder
+    ) -> None:
+        self.session = session
+        self.base = base
         self.acct = acct
-        self.html = html
-        self.page = Fragments()
-        self.seen: Seen | None = None
-        self.seen_at = 0.0
-        self.turn_seen = 0.0  # when the decision now pending first showed
+        self.rec = rec
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.stopping = False
-        self.acted_version: int | None = None
-        self.started_version: int | None = None
-        self.thinking: asyncio.Task[None] | None = None
-        self.connected = asyncio.Event()  # first state received on the current socket
         self.task: asyncio.Task[None] | None = None
 
-    @property
-    def rec(self) -> Recorder:
-        return self.table.fleet.rec
-
     def url(self) -> str:
-        fleet = self.table.fleet
-        query = "?format=html" if self.html else ""
-        return f"{fleet.ws_base}/ws/matches/{self.table.match_id}/{query}"
+        raise NotImplementedError
+
+    def opened(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        """A new connection is up (nothing received yet)."""
+
+    def on_text(self, text: str, at: float) -> None:
+        """A text frame arrived at monotonic time ``at``."""
+
+    def lost(self) -> None:
+        """The connection is gone (whatever the reason)."""
+
+    def refused(self, code: int) -> None:
+        """The server closed on purpose: no reconnecting."""
+        self.rec.error(f"close_{code}")
+
+    def start(self) -> None:
+        self.task = asyncio.ensure_future(self.run())
 
     async def run(self) -> None:
         backoff = BACKOFF_S[0]
-        fleet = self.table.fleet
         while not self.stopping:
             try:
-                ws = await fleet.ws.ws_connect(
+                ws = await self.session.ws_connect(
                     self.url(),
                     headers={"Cookie": f"sessionid={self.acct.sessionid}"},
-                    origin=fleet.base,
-                    autoping=True,
+                    origin=self.base,
                 )
             except (TimeoutError, aiohttp.ClientError) as exc:
-                code = getattr(exc, "status", None)
-                self.rec.error(f"ws_connect_{code}" if code else "ws_connect")
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, BACKOFF_S[1])
+                connect_failed(self.rec, exc)
+                backoff = await pause(backoff)
                 continue
             self.ws = ws
-            self.page = Fragments()  # the state sent on connect rebuilds the page
+            self.opened(ws)
             try:
                 async for msg in ws:
                     if msg.type == aiohttp.WSMsgType.TEXT:
-                        self.on_frame(msg.data, time.monotonic())
+                        self.on_text(msg.data, time.monotonic())
                         backoff = BACKOFF_S[0]
                     elif msg.type == aiohttp.WSMsgType.ERROR:
                         break
             except (TimeoutError, aiohttp.ClientError):
                 pass
-            self.ws = None
-            self.connected.clear()
+            finally:
+                self.ws = None
+                self.lost()
             if self.stopping:
                 break
             if ws.close_code in CLOSE_FINAL:
-                self.rec.error(f"close_{ws.close_code}")
-                self.table.done.set()
+                self.refused(ws.close_code)
                 break
             self.rec.drops.append((time.monotonic(), ws.close_code))
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_S[1])
+            backoff = await pause(backoff)
+
+    async def close(self) -> None:
+        self.stopping = True
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                await self.ws.close()
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+
+
+class Bot(Socket):
+    """One seat's socket."""
+
+    def __init__(self, table: Table, seat: int, acct: Account, html: bool) -> None:
+        fleet = table.fleet
+        super().__init__(fleet.ws, fleet.base, acct, fleet.rec)
+        self.table = table
+        self.seat = seat
+        self.html = html
+        self.page = Fragments()
+        self.seen: Seen | None = None
+        self.seen_at = 0.0
+        self.turn_seen = 0.0  # when the decision now pending first showed
+        self.acted_version: int | None = None
+        self.started_version: int | None = None
+        self.thinking: asyncio.Task[None] | None = None
+        self.connected = asyncio.Event()  # first state received on the current socket
+
+    def url(self) -> str:
+        query = "?format=html" if self.html else ""
+        return f"{self.table.fleet.ws_base}/ws/matches/{self.table.match_id}/{query}"
+
+    def opened(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.page = Fragments()  # the state sent on connect rebuilds the page
+
+    def lost(self) -> None:
+        self.connected.clear()
+
+    def refused(self, code: int) -> None:
+        super().refused(code)
+        self.table.done.set()
+
+    def on_text(self, text: str, at: float) -> None:
+        self.on_frame(text, at)
 
     def on_frame(self, text: str, at: float) -> None:
         if self.html:
@@ -257,7 +331,7 @@ class Bot:
         else:
             seen, error = read_json(text)
         if error:
-            self.rec.error(error)
+            self.rec.error(error, text)
             self.table.pending[self.seat] = None
             self.acted_version = None  # a refused action: look again and decide again
         if seen is None:
@@ -278,7 +352,7 @@ class Bot:
             return
         if s.can_start and self.started_version != s.version:
             self.started_version = s.version
-            self.send({"op": "start"}, s, 0.0)
+            self.table.fleet.background(self.send({"op": "start"}, s, 0.0))
             return
         if not self.table.behaviour.play:
             return
@@ -299,12 +373,12 @@ class Bot:
             frame = choose(s, self.table.rng)
             if frame is not None and self.acted_version != s.version:
                 self.acted_version = s.version
-                self.send(frame, s, think_s)
+                await self.send(frame, s, think_s)
         finally:
             self.thinking = None
         self.react()  # a newer state may already ask for the next decision
 
-    def send(self, frame: dict[str, Any], s: Seen, think_s: float) -> None:
+    async def send(self, frame: dict[str, Any], s: Seen, think_s: float) -> None:
         ws = self.ws
         if ws is None or ws.closed:
             return
@@ -324,8 +398,8 @@ class Bot:
             delay_left_before=s.delay_left if s.running == self.seat else 0,
         )
         self.rec.sent.append(now)
-        # send_str only queues the frame on the transport; the task keeps it ordered.
-        self.table.fleet.background(ws.send_str(json.dumps(frame)))
+        with contextlib.suppress(ConnectionError):  # closed meanwhile: the reconnect resyncs
+            await ws.send_str(json.dumps(frame))
 
     async def resign(self) -> None:
         s = self.seen
@@ -333,16 +407,9 @@ class Bot:
             await self.ws.send_str(json.dumps({"op": "resign", "version": s.version}))
 
     async def close(self) -> None:
-        self.stopping = True
         if self.thinking is not None:
             self.thinking.cancel()
-        if self.ws is not None:
-            with contextlib.suppress(Exception):
-                await self.ws.close()
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+        await super().close()
 
 
 class Table:
@@ -411,7 +478,7 @@ class Table:
             self.bots = [Bot(self, s, self.accounts[s], html=s == html_seat) for s in (0, 1)]
             self.status = "playing"
             for bot in self.bots:
-                bot.task = asyncio.ensure_future(bot.run())
+                bot.start()
             await self.done.wait()
             await self.close_bots()
             if not self.behaviour.replace:

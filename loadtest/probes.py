@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import random
 import time
@@ -21,7 +20,7 @@ from collections import Counter
 
 import aiohttp
 
-from .bots import BACKOFF_S, CLOSE_FINAL, Account, Recorder
+from .bots import Account, Socket
 
 LOBBY_PING_S = 10.0  # as static/js/queue.js
 
@@ -85,62 +84,28 @@ async def login_flood(
     return statuses
 
 
-class LobbySocket:
-    """One idle lobby page: connected, pinging, reconnecting."""
+class LobbySocket(Socket):
+    """One idle lobby page: connected, pinging every 10 s, reconnecting."""
 
-    def __init__(
-        self, ws_session: aiohttp.ClientSession, base: str, acct: Account, rec: Recorder
-    ) -> None:
-        self.session = ws_session
-        self.base = base
-        self.url = "ws" + base.removeprefix("http") + "/ws/lobby/"
-        self.acct = acct
-        self.rec = rec
+    connected = False
+    pinger: asyncio.Task[None] | None = None
+
+    def url(self) -> str:
+        return "ws" + self.base.removeprefix("http") + "/ws/lobby/"
+
+    def opened(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.pinger = asyncio.ensure_future(self._ping(ws))
+
+    def on_text(self, text: str, at: float) -> None:
+        self.connected = True
+        frame = json.loads(text)
+        if frame.get("type") == "error":
+            self.rec.error(str(frame.get("code")), text)
+
+    def lost(self) -> None:
         self.connected = False
-        self.stopping = False
-        self.ws: aiohttp.ClientWebSocketResponse | None = None
-        self.task: asyncio.Task[None] | None = None
-
-    async def run(self) -> None:
-        backoff = BACKOFF_S[0]
-        while not self.stopping:
-            try:
-                ws = await self.session.ws_connect(
-                    self.url,
-                    headers={"Cookie": f"sessionid={self.acct.sessionid}"},
-                    origin=self.base,
-                )
-            except (TimeoutError, aiohttp.ClientError) as exc:
-                code = getattr(exc, "status", None)
-                self.rec.error(f"ws_connect_{code}" if code else "ws_connect")
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, BACKOFF_S[1])
-                continue
-            self.ws = ws
-            pinger = asyncio.ensure_future(self._ping(ws))
-            try:
-                async for msg in ws:
-                    if msg.type == aiohttp.WSMsgType.TEXT:
-                        self.connected = True
-                        backoff = BACKOFF_S[0]
-                        frame = json.loads(msg.data)
-                        if frame.get("type") == "error":
-                            self.rec.error(str(frame.get("code")))
-                    elif msg.type == aiohttp.WSMsgType.ERROR:
-                        break
-            except (TimeoutError, aiohttp.ClientError):
-                pass
-            finally:
-                pinger.cancel()
-            self.connected = False
-            if self.stopping:
-                break
-            if ws.close_code in CLOSE_FINAL:
-                self.rec.error(f"close_{ws.close_code}")
-                break
-            self.rec.drops.append((time.monotonic(), ws.close_code))
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_S[1])
+        if self.pinger is not None:
+            self.pinger.cancel()
 
     async def _ping(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         # Pages opened at different moments ping at different moments.
@@ -148,13 +113,3 @@ class LobbySocket:
         while not ws.closed:
             await ws.send_str('{"op":"ping"}')
             await asyncio.sleep(LOBBY_PING_S)
-
-    async def close(self) -> None:
-        self.stopping = True
-        if self.ws is not None:
-            with contextlib.suppress(Exception):
-                await self.ws.close()
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task

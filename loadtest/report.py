@@ -78,6 +78,7 @@ def play_row(
         "ops": dict(Counter(m.op for m in moves)),
         "charged_beyond_thinking_ms": {"p99": pct(charged, 99), "max": max(charged, default=None)},
         "errors": dict(window["errors"]),
+        "error_examples": window["error_examples"],
         "dropped_sockets": window["drops"],
         "voided": window["ended"].get("voided", 0),
         "ended": dict(window["ended"]),
@@ -92,9 +93,9 @@ def idle_row(
     target: int,
     live: list[int],
     ramp_s: float,
-    errors: Counter[str],
-    drops: int,
+    window: dict[str, Any],
 ) -> dict[str, Any]:
+    """An idle level's figures. ``window`` is ``Recorder.between(t0, t1)``."""
     return {
         "level": label,
         "target": target,
@@ -102,8 +103,9 @@ def idle_row(
         "live_min": min(live) if live else 0,
         "ramp_s": round(ramp_s, 1),
         "window_s": round(u.seconds, 1),
-        "errors": dict(errors),
-        "dropped_sockets": drops,
+        "errors": dict(window["errors"]),
+        "error_examples": window["error_examples"],
+        "dropped_sockets": window["drops"],
         **usage_fields(u, 0),
     }
 

@@ -234,7 +234,7 @@ class Run:
         gap = 1.0 / (2 * opts.ramp)
         for acct in fleet.take(n):
             s = probes.LobbySocket(fleet.ws, self.setup.base, acct, self.rec)
-            s.task = asyncio.ensure_future(s.run())
+            s.start()
             sockets.append(s)
             await asyncio.sleep(gap)
         try:
@@ -255,8 +255,7 @@ class Run:
             target=n,
             live=live,
             ramp_s=ramp_s,
-            errors=got["errors"],
-            drops=got["drops"],
+            window=got,
         )
 
     async def idle_matches(self, n: int) -> dict[str, Any]:
@@ -280,6 +279,5 @@ class Run:
             target=n,
             live=live,
             ramp_s=ramp_s,
-            errors=got["errors"],
-            drops=got["drops"],
+            window=got,
         )

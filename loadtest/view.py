@@ -90,7 +90,16 @@ def read_json(text: str) -> tuple[Seen | None, str | None]:
             bid_range=None
             if auction.get("max_bid") is None
             else (int(auction["min_bid"]), int(auction["max_bid"])),
-            playable=[(p["tile"], list(p["at"])) for p in view.get("playable") or []],
+            playable=[
+                (
+                    p["tile"],
+                    [
+                        None if a is None else {"tile": a["tile"], "side": a["side"]}
+                        for a in p["at"]
+                    ],
+                )
+                for p in view.get("playable") or []
+            ],
             main=clocks.get("main"),
             running=clocks.get("running"),
             delay_left=int(clocks.get("delay_left") or 0),
