@@ -36,6 +36,7 @@ from .view import Fragments, Seen, read_json, read_page, toast_code
 CLOSE_FINAL = (4401, 4403)
 BACKOFF_S = (0.25, 5.0)  # first and longest wait before reconnecting
 HTTP_TIMEOUT_S = 30
+HANDSHAKES_S = 15  # the longest a new match holds its set-up slot waiting for its sockets
 
 
 @dataclass
@@ -463,22 +464,25 @@ class Table:
         while not self.stopping:
             self.done.clear()
             self.status = "new"
-            try:
-                async with self.fleet.setting_up:
-                    await self.fleet.pace()
+            # The set-up slot is held until both sockets have their first state, so
+            # the ramp goes no faster than the server takes handshakes.
+            async with self.fleet.setting_up:
+                await self.fleet.pace()
+                try:
                     self.match_id = await self.fleet.api.new_match(*self.accounts)
-            except (TimeoutError, HttpError, aiohttp.ClientError) as exc:
-                if not isinstance(exc, HttpError):
-                    self.fleet.rec.error("http_failed")
-                await asyncio.sleep(1.0)
-                continue
-            self.matches += 1
-            html_seat = self.rng.randrange(2)
-            self.pending = [None, None]
-            self.bots = [Bot(self, s, self.accounts[s], html=s == html_seat) for s in (0, 1)]
-            self.status = "playing"
-            for bot in self.bots:
-                bot.start()
+                except (TimeoutError, HttpError, aiohttp.ClientError) as exc:
+                    if not isinstance(exc, HttpError):
+                        self.fleet.rec.error(f"http_{type(exc).__name__}", str(exc))
+                    await asyncio.sleep(1.0)
+                    continue
+                self.matches += 1
+                html_seat = self.rng.randrange(2)
+                self.pending = [None, None]
+                self.bots = [Bot(self, s, self.accounts[s], html=s == html_seat) for s in (0, 1)]
+                self.status = "playing"
+                for bot in self.bots:
+                    bot.start()
+                await wait_until(lambda: all(b.connected.is_set() for b in self.bots), HANDSHAKES_S)
             await self.done.wait()
             await self.close_bots()
             if not self.behaviour.replace:

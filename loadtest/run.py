@@ -21,6 +21,7 @@ PROBE_THINK = (0.05, 0.15)
 # the start; its window ends before that, so no timeout lands in it.
 IDLE_MATCH_LIMIT_S = 125.0
 QUIET_CPU_PCT = 15.0  # server CPU (% of a core) under which the server counts as settled
+HANDSHAKES_AT_ONCE = 16  # idle sockets connecting at once while ramping up
 
 
 @dataclass
@@ -233,6 +234,11 @@ class Run:
         sockets = []
         gap = 1.0 / (2 * opts.ramp)
         for acct in fleet.take(n):
+            # As with matches: no more than a few handshakes waiting at once.
+            await wait_until(
+                lambda: sum(1 for s in sockets if not s.connected) < HANDSHAKES_AT_ONCE,
+                opts.ramp_timeout,
+            )
             s = probes.LobbySocket(fleet.ws, self.setup.base, acct, self.rec)
             s.start()
             sockets.append(s)
