@@ -33,110 +33,58 @@ def _words(text: str) -> set[str]:
     return set() if text.strip() in ("", "none") else set(text.split(","))
 
 
+def _setups(text: str) -> list[str]:
+    names = text.split(",")
+    for name in names:
+        if name not in SETUPS:
+            raise argparse.ArgumentTypeError(f"unknown set-up {name!r}: {', '.join(SETUPS)}")
+    return names
+
+
+_D = Options()
+# Each option: its flag, how to read it, its default (as typed) and what it means.
+# The field of Options it sets is the flag's name; BENCH_LOAD_<NAME> overrides the default.
+OPTIONS: list[tuple[str, Any, str, str]] = [
+    ("--setups", _setups, ",".join(_D.setups), "embedded,services"),
+    ("--levels", _ints, ",".join(map(str, _D.levels)), "live matches per level, or none"),
+    ("--idle", int, str(_D.idle), "idle lobby sockets, then as many idle match sockets; 0: none"),
+    ("--window", float, str(_D.window), "seconds measured per level"),
+    ("--settle", float, str(_D.settle), "seconds between a ramp and its window"),
+    ("--ramp", float, str(_D.ramp), "the most new matches a second while ramping up"),
+    ("--ramp-timeout", float, str(_D.ramp_timeout), "seconds a ramp may take at most"),
+    ("--think", _range, "1-4", "seconds a bot thinks per decision, uniform: LO-HI"),
+    ("--probes", _words, "echo,flood", "echo,flood or none (an idle match is measured too)"),
+    ("--probe-seconds", float, str(_D.probe_seconds), "seconds of each probe's match"),
+    ("--flood-workers", int, str(_D.flood_workers), "concurrent wrong-password logins"),
+    ("--soak", float, "0", "seconds: run only a soak at --soak-matches, report RSS growth"),
+    ("--soak-matches", int, str(_D.soak_matches), "live matches during a soak"),
+    ("--json", Path, str(_D.json), "where the results go"),
+    ("--log-dir", Path, str(_D.log_dir), "where the servers' logs go"),
+]
+
+
 def parse(argv: list[str]) -> Options:
-    env = os.environ.get
-    d = Options()
     p = argparse.ArgumentParser(
         prog="python -m loadtest",
         description="Bots speaking docs/protocol.md against the embedded default and the "
-        "services set-up; prints a table per set-up. Each option also reads BENCH_LOAD_<NAME> "
-        "from the environment (e.g. BENCH_LOAD_WINDOW=10).",
+        "services set-up; prints a table per set-up. Each option's default can also be set "
+        "as BENCH_LOAD_<NAME> in the environment (e.g. BENCH_LOAD_WINDOW=10).",
     )
-    p.add_argument(
-        "--setups",
-        default=env("BENCH_LOAD_SETUPS", ",".join(d.setups)),
-        help="embedded,services (default both)",
-    )
-    p.add_argument(
-        "--levels",
-        default=env("BENCH_LOAD_LEVELS", ",".join(map(str, d.levels))),
-        help="live matches per level, comma-separated, or none",
-    )
-    p.add_argument(
-        "--idle",
-        type=int,
-        default=int(env("BENCH_LOAD_IDLE", d.idle)),
-        help="idle lobby sockets, then idle match sockets (0: skip)",
-    )
-    p.add_argument(
-        "--window",
-        type=float,
-        default=float(env("BENCH_LOAD_WINDOW", d.window)),
-        help="seconds measured per level",
-    )
-    p.add_argument(
-        "--settle",
-        type=float,
-        default=float(env("BENCH_LOAD_SETTLE", d.settle)),
-        help="seconds between a ramp and its window",
-    )
-    p.add_argument(
-        "--ramp",
-        type=float,
-        default=float(env("BENCH_LOAD_RAMP", d.ramp)),
-        help="new matches a second while ramping up (idle sockets: twice as many)",
-    )
-    p.add_argument(
-        "--ramp-timeout",
-        type=float,
-        default=d.ramp_timeout,
-        help="seconds a ramp may take before the level is measured anyway",
-    )
-    p.add_argument(
-        "--think",
-        default=env("BENCH_LOAD_THINK", "1-4"),
-        help="seconds a bot thinks per decision, uniform: LO-HI",
-    )
-    p.add_argument(
-        "--probes",
-        default=env("BENCH_LOAD_PROBES", "echo,flood"),
-        help="echo,flood or none (one idle match is always measured with them)",
-    )
-    p.add_argument("--probe-seconds", type=float, default=d.probe_seconds)
-    p.add_argument("--flood-workers", type=int, default=d.flood_workers)
-    p.add_argument(
-        "--soak",
-        type=float,
-        default=float(env("BENCH_LOAD_SOAK", 0)),
-        help="seconds: run only a soak at --soak-matches and report RSS growth",
-    )
-    p.add_argument("--soak-matches", type=int, default=d.soak_matches)
+    for flag, kind, default, meaning in OPTIONS:
+        name = flag[2:].replace("-", "_")
+        default = os.environ.get(f"BENCH_LOAD_{name.upper()}", default)
+        p.add_argument(
+            flag, type=kind, default=kind(default), help=f"{meaning} (default {default})"
+        )
     p.add_argument(
         "--keep-db",
         action="store_true",
         help="services: keep the bench database and Redis db instead of starting empty",
     )
     p.add_argument("--seed", type=int, default=None, help="the bots' random seed")
-    p.add_argument(
-        "--json",
-        default=env("BENCH_LOAD_JSON", str(d.json_path)),
-        help="where to write the results (default var/bench-load.json)",
-    )
-    p.add_argument("--log-dir", default=str(d.log_dir), help="the servers' logs go here")
-    a = p.parse_args(argv)
-    setups = a.setups.split(",")
-    for name in setups:
-        if name not in SETUPS:
-            p.error(f"unknown set-up {name!r}: {', '.join(SETUPS)}")
-    return Options(
-        setups=setups,
-        levels=_ints(a.levels),
-        idle=a.idle,
-        window=a.window,
-        settle=a.settle,
-        ramp=a.ramp,
-        ramp_timeout=a.ramp_timeout,
-        think=_range(a.think),
-        probes=_words(a.probes),
-        probe_seconds=a.probe_seconds,
-        flood_workers=a.flood_workers,
-        soak=a.soak,
-        soak_matches=a.soak_matches,
-        fresh=not a.keep_db,
-        seed=a.seed,
-        log_dir=Path(a.log_dir),
-        json_path=Path(a.json),
-    )
+    a = vars(p.parse_args(argv))
+    fresh = not a.pop("keep_db")
+    return Options(**a, fresh=fresh)
 
 
 def raise_file_limit() -> None:
@@ -186,13 +134,13 @@ def main(argv: list[str]) -> int:
         },
         "setups": results,
     }
-    opts.json_path.parent.mkdir(parents=True, exist_ok=True)
-    opts.json_path.write_text(json.dumps(out, indent=2, default=str) + "\n")
+    opts.json.parent.mkdir(parents=True, exist_ok=True)
+    opts.json.write_text(json.dumps(out, indent=2, default=str) + "\n")
     print()
     for name, result in results.items():
         print(report.render(name, result))
         print()
-    print(f"({out['seconds']} s; figures also in {opts.json_path})")
+    print(f"({out['seconds']} s; figures also in {opts.json})")
     return 1 if any(r.get("error") for r in results.values()) else 0
 
 

@@ -46,7 +46,7 @@ def usage_fields(u: Usage, moves: int) -> dict[str, Any]:
     }
 
 
-def play_row(
+def level_row(
     label: str,
     window: dict[str, Any],
     u: Usage,
@@ -54,22 +54,31 @@ def play_row(
     target: int,
     live: list[int],
     ramp_s: float | None,
-    offered: float | None,
+    offered: float | None = None,
 ) -> dict[str, Any]:
-    """One level's figures. ``window`` is ``Recorder.between(t0, t1)``."""
-    moves: list[Move] = window["moves"]
-    secs = u.seconds
-    charged = [c for m in moves if (c := m.charged_beyond_thinking_ms) is not None]
-    return {
+    """One level's figures; ``window`` is ``Recorder.between(t0, t1)``. With
+    ``offered`` (moves a second the bots ask for) it is a level of live play, and
+    the row has the moves' figures too; without, a level of idle sockets."""
+    row = {
         "level": label,
         "target": target,
         "live": round(sum(live) / len(live)) if live else 0,
         "live_min": min(live) if live else 0,
         "ramp_s": None if ramp_s is None else round(ramp_s, 1),
-        "window_s": round(secs, 1),
-        "offered_per_s": None if offered is None else round(offered, 1),
-        "sent_per_s": round(window["sent"] / secs, 1),
-        "moves_per_s": round(len(moves) / secs, 1),
+        "window_s": round(u.seconds, 1),
+        "errors": dict(window["errors"]),
+        "error_examples": window["error_examples"],
+        "dropped_sockets": window["drops"],
+    }
+    moves: list[Move] = window["moves"]
+    if offered is None:
+        return {**row, **usage_fields(u, 0)}
+    charged = [c for m in moves if (c := m.charged_beyond_thinking_ms) is not None]
+    return {
+        **row,
+        "offered_per_s": round(offered, 1),
+        "sent_per_s": round(window["sent"] / u.seconds, 1),
+        "moves_per_s": round(len(moves) / u.seconds, 1),
         "latency_ms": latency(moves),
         "latency_to_json_ms": latency([m for m in moves if not m.opp_html]),
         "latency_to_html_ms": latency([m for m in moves if m.opp_html]),
@@ -77,36 +86,9 @@ def play_row(
         "moves_by_html_bots": sum(1 for m in moves if m.mover_html),
         "ops": dict(Counter(m.op for m in moves)),
         "charged_beyond_thinking_ms": {"p99": pct(charged, 99), "max": max(charged, default=None)},
-        "errors": dict(window["errors"]),
-        "error_examples": window["error_examples"],
-        "dropped_sockets": window["drops"],
         "voided": window["ended"].get("voided", 0),
         "ended": dict(window["ended"]),
         **usage_fields(u, len(moves)),
-    }
-
-
-def idle_row(
-    label: str,
-    u: Usage,
-    *,
-    target: int,
-    live: list[int],
-    ramp_s: float,
-    window: dict[str, Any],
-) -> dict[str, Any]:
-    """An idle level's figures. ``window`` is ``Recorder.between(t0, t1)``."""
-    return {
-        "level": label,
-        "target": target,
-        "live": round(sum(live) / len(live)) if live else 0,
-        "live_min": min(live) if live else 0,
-        "ramp_s": round(ramp_s, 1),
-        "window_s": round(u.seconds, 1),
-        "errors": dict(window["errors"]),
-        "error_examples": window["error_examples"],
-        "dropped_sockets": window["drops"],
-        **usage_fields(u, 0),
     }
 
 

@@ -43,7 +43,7 @@ class Options:
     fresh: bool = True
     seed: int | None = None
     log_dir: Path = Path("var")
-    json_path: Path = Path("var/bench-load.json")
+    json: Path = Path("var/bench-load.json")
 
     def accounts_needed(self) -> int:
         most = max([*self.levels, self.soak_matches if self.soak else 0, 1])
@@ -68,8 +68,10 @@ class Run:
 
     async def window(
         self, seconds: float, live: Callable[[], int]
-    ) -> tuple[float, float, procstat.Usage, list[int]]:
-        """Measure for ``seconds``: (t0, t1, usage, live samples once a second)."""
+    ) -> tuple[
+        float, float, procstat.Usage, list[int], tuple[procstat.Snapshot, procstat.Snapshot]
+    ]:
+        """Measure for ``seconds``: (t0, t1, usage, live samples once a second, snapshots)."""
         s0 = self.snap()
         end = s0.at + seconds
         samples = []
@@ -77,7 +79,7 @@ class Run:
             await asyncio.sleep(min(1.0, end - now))
             samples.append(live())
         s1 = self.snap()
-        return s0.at, s1.at, procstat.usage(s0, s1), samples
+        return s0.at, s1.at, procstat.usage(s0, s1), samples, (s0, s1)
 
     async def quiet(self, limit_s: float = 30.0) -> None:
         """Wait (at most ``limit_s``) until the server's CPU has fallen back: the work
@@ -120,17 +122,8 @@ class Run:
         say(f"[{self.setup.name}] {n} matches: ramping up")
         ramp_s = await self.fleet.scale(n, Behaviour(think=opts.think), opts.ramp_timeout)
         await asyncio.sleep(opts.settle)
-        say(f"[{self.setup.name}] {n} matches: measuring {opts.window:.0f} s")
-        t0, t1, u, live = await self.window(opts.window, self.fleet.live)
-        offered = n / (sum(opts.think) / 2)
-        row = report.play_row(
-            f"{n} matches",
-            self.rec.between(t0, t1),
-            u,
-            target=n,
-            live=live,
-            ramp_s=ramp_s,
-            offered=offered,
+        row, _ = await self.measure(
+            f"{n} matches", n, ramp_s, opts.window, self.fleet.live, offered=self.offered(n)
         )
         lat = row["latency_ms"]
         say(
@@ -139,27 +132,44 @@ class Run:
         )
         return row
 
+    def offered(self, matches: int) -> float:
+        """Moves a second the bots ask for: one decision per match per mean think time."""
+        return matches / (sum(self.opts.think) / 2)
+
+    async def measure(
+        self,
+        label: str,
+        target: int,
+        ramp_s: float,
+        seconds: float,
+        live: Callable[[], int],
+        offered: float | None = None,
+    ) -> tuple[dict[str, Any], tuple[procstat.Snapshot, procstat.Snapshot]]:
+        """A level's row over a window of ``seconds``, and the window's end snapshots."""
+        say(f"[{self.setup.name}] {label}: measuring {seconds:.0f} s")
+        t0, t1, u, samples, snaps = await self.window(seconds, live)
+        row = report.level_row(
+            label,
+            self.rec.between(t0, t1),
+            u,
+            target=target,
+            live=samples,
+            ramp_s=ramp_s,
+            offered=offered,
+        )
+        return row, snaps
+
     async def soak(self) -> dict[str, Any]:
         opts = self.opts
         n = opts.soak_matches
         say(f"[{self.setup.name}] soak: ramping up to {n} matches")
         ramp_s = await self.fleet.scale(n, Behaviour(think=opts.think), opts.ramp_timeout)
         await asyncio.sleep(opts.settle)
-        start = self.snap()
-        say(f"[{self.setup.name}] soak: {opts.soak:.0f} s")
-        t0, t1, u, live = await self.window(opts.soak, self.fleet.live)
-        end = self.snap()
-        row = report.play_row(
-            f"soak {n} matches",
-            self.rec.between(t0, t1),
-            u,
-            target=n,
-            live=live,
-            ramp_s=ramp_s,
-            offered=n / (sum(opts.think) / 2),
+        row, (start, end) = await self.measure(
+            f"soak {n} matches", n, ramp_s, opts.soak, self.fleet.live, offered=self.offered(n)
         )
         a, b = procstat.rss_by_process(start), procstat.rss_by_process(end)
-        row["seconds"] = t1 - t0
+        row["seconds"] = row["window_s"]
         row["matches"] = n
         row["rss_mb"] = {name: (a.get(name), b.get(name)) for name in sorted({*a, *b})}
         return row
@@ -247,22 +257,17 @@ class Run:
             await wait_until(lambda: all(s.connected for s in sockets), opts.ramp_timeout)
             ramp_s = time.monotonic() - t0
             await asyncio.sleep(opts.settle)
-            say(f"[{self.setup.name}] {n} idle lobby sockets: measuring {opts.window:.0f} s")
-            w0, w1, u, live = await self.window(
-                opts.window, lambda: sum(1 for s in sockets if s.connected)
+            row, _ = await self.measure(
+                f"{n} lobby sockets",
+                n,
+                ramp_s,
+                opts.window,
+                lambda: sum(1 for s in sockets if s.connected),
             )
         finally:
             await asyncio.gather(*(s.close() for s in sockets), return_exceptions=True)
             fleet.free.extend(s.acct for s in sockets)
-        got = self.rec.between(w0, w1)
-        return report.idle_row(
-            f"{n} lobby sockets",
-            u,
-            target=n,
-            live=live,
-            ramp_s=ramp_s,
-            window=got,
-        )
+        return row
 
     async def idle_matches(self, n: int) -> dict[str, Any]:
         fleet, opts = self.fleet, self.opts
@@ -274,16 +279,9 @@ class Run:
             firsts = [t.first_live for t in fleet.tables if t.first_live]
             limit = min(firsts, default=time.monotonic()) + IDLE_MATCH_LIMIT_S - time.monotonic()
             seconds = max(1.0, min(opts.window, limit))
-            say(f"[{self.setup.name}] {n} idle match sockets: measuring {seconds:.0f} s")
-            w0, w1, u, live = await self.window(seconds, lambda: 2 * fleet.live())
+            row, _ = await self.measure(
+                f"{n} match sockets", n, ramp_s, seconds, lambda: 2 * fleet.live()
+            )
         finally:
             await fleet.stop_all()
-        got = self.rec.between(w0, w1)
-        return report.idle_row(
-            f"{n} match sockets",
-            u,
-            target=n,
-            live=live,
-            ramp_s=ramp_s,
-            window=got,
-        )
+        return row
