@@ -81,6 +81,11 @@ def parse(argv: list[str]) -> Options:
         action="store_true",
         help="services: keep the bench database and Redis db instead of starting empty",
     )
+    p.add_argument(
+        "--no-skip",
+        action="store_true",
+        help="measure the levels above one where under half the matches were live",
+    )
     p.add_argument("--seed", type=int, default=None, help="the bots' random seed")
     a = vars(p.parse_args(argv))
     fresh = not a.pop("keep_db")

@@ -225,6 +225,8 @@ def soak_lines(s: dict[str, Any]) -> list[str]:
         f"dropped {s['dropped_sockets']}, voided {s['voided']}"
     ]
     for name, (a, b) in sorted(s["rss_mb"].items()):
+        if name.startswith("other:"):
+            continue  # make, honcho and shells: in the JSON
         growth = "—" if not a or b is None else f"{(b - a) / a * 100:+.1f}%"
         out.append(f"  RSS {name}: {_n(a, 0)} → {_n(b, 0)} MB ({growth})")
     return out
@@ -237,10 +239,13 @@ def render(setup: str, result: dict[str, Any]) -> str:
     lines = probe_lines(result.get("probes") or {})
     if lines:
         parts.append("\n".join(lines))
-    rows = result.get("rows") or []
+    rows = [r for r in result.get("rows") or [] if "skipped" not in r]
     if rows:
         parts.append(play_table(rows))
         parts.append(cpu_table(rows))
+    skipped = [r for r in result.get("rows") or [] if "skipped" in r]
+    if skipped:
+        parts.append("\n".join(f"{r['level']}: skipped, {r['skipped']}" for r in skipped))
     if result.get("soak"):
         parts.append("\n".join(soak_lines(result["soak"])))
     return "\n\n".join(parts)

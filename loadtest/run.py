@@ -21,6 +21,9 @@ PROBE_THINK = (0.05, 0.15)
 # the start; its window ends before that, so no timeout lands in it.
 IDLE_MATCH_LIMIT_S = 125.0
 QUIET_CPU_PCT = 15.0  # server CPU (% of a core) under which the server counts as settled
+# A level at which fewer than this share of the matches are live saturated the
+# server: the levels above it would only measure the same collapse, at length.
+SATURATED = 0.5
 HANDSHAKES_AT_ONCE = 16  # idle sockets connecting at once while ramping up
 
 
@@ -32,7 +35,7 @@ class Options:
     window: float = 45.0
     settle: float = 5.0
     ramp: float = 25.0  # new matches per second (idle sockets: twice as many)
-    ramp_timeout: float = 120.0
+    ramp_timeout: float = 90.0
     think: tuple[float, float] = (1.0, 4.0)
     probes: set[str] = field(default_factory=lambda: {"echo", "flood"})
     probe_seconds: float = 15.0
@@ -41,6 +44,7 @@ class Options:
     soak: float = 0.0
     soak_matches: int = 200
     fresh: bool = True
+    no_skip: bool = False  # measure the levels above a saturated one all the same
     seed: int | None = None
     log_dir: Path = Path("var")
     json: Path = Path("var/bench-load.json")
@@ -103,8 +107,16 @@ class Run:
             if opts.soak:
                 result["soak"] = await self.soak()
                 return result
+            saturated = None
             for n in opts.levels:
-                result["rows"].append(await self.level(n))
+                if saturated is not None and not opts.no_skip:
+                    say(f"[{self.setup.name}] {n} matches: skipped ({saturated})")
+                    result["rows"].append({"level": f"{n} matches", "skipped": saturated})
+                    continue
+                row = await self.level(n)
+                result["rows"].append(row)
+                if row["live"] < SATURATED * n:
+                    saturated = f"only {row['live']} of {row['target']} matches were live"
             await self.fleet.stop_all()
             if opts.idle:
                 await self.quiet()
