@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import resource
+import signal
 import sys
 import time
 from dataclasses import asdict
@@ -121,6 +122,10 @@ def run_setup(name: str, opts: Options) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     opts = parse(argv)
     raise_file_limit()
+    # Stopped from outside (timeout, kill): unwind, so that the servers started
+    # here are torn down on the way out.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     started = time.time()
     results: dict[str, Any] = {}
     for name in opts.setups:

@@ -255,18 +255,23 @@ class Run:
         t0 = time.monotonic()
         sockets = []
         gap = 1.0 / (2 * opts.ramp)
-        for acct in fleet.take(n):
-            # As with matches: no more than a few handshakes waiting at once.
-            await wait_until(
+        deadline = t0 + opts.ramp_timeout
+        accounts = fleet.take(n)
+        for i, acct in enumerate(accounts):
+            # As with matches: no more than a few handshakes waiting at once, and
+            # no more sockets than the ramp's time allows.
+            if not await wait_until(
                 lambda: sum(1 for s in sockets if not s.connected) < HANDSHAKES_AT_ONCE,
-                opts.ramp_timeout,
-            )
+                deadline - time.monotonic(),
+            ):
+                fleet.free.extend(accounts[i:])
+                break
             s = probes.LobbySocket(fleet.ws, self.setup.base, acct, self.rec)
             s.start()
             sockets.append(s)
             await asyncio.sleep(gap)
         try:
-            await wait_until(lambda: all(s.connected for s in sockets), opts.ramp_timeout)
+            await wait_until(lambda: all(s.connected for s in sockets), deadline - time.monotonic())
             ramp_s = time.monotonic() - t0
             await asyncio.sleep(opts.settle)
             row, _ = await self.measure(
