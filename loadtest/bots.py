@@ -313,6 +313,8 @@ class Bot(Socket):
 
     def opened(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         self.page = Fragments()  # the state sent on connect rebuilds the page
+        # A frame sent just before the drop may be lost: decide again from that state.
+        self.acted_version = self.started_version = None
 
     def lost(self) -> None:
         self.connected.clear()
@@ -484,6 +486,10 @@ class Table:
                     bot.start()
                 await wait_until(lambda: all(b.connected.is_set() for b in self.bots), HANDSHAKES_S)
             await self.done.wait()
+            # The other socket may still be receiving the last move: let it arrive.
+            await wait_until(
+                lambda: all(b.seen is not None and b.seen.over for b in self.bots), 2.0
+            )
             await self.close_bots()
             if not self.behaviour.replace:
                 break
@@ -496,8 +502,10 @@ class Table:
         """Resign the match (so that it does not linger live on the server), then close."""
         self.stopping = True
         if resign and self.status == "playing" and self.bots:
+            # Both seats resign: whichever holds the current version ends the match.
             with contextlib.suppress(Exception):
-                await self.bots[0].resign()
+                for bot in self.bots:
+                    await bot.resign()
                 await asyncio.wait_for(self.done.wait(), timeout)
         self.done.set()
         if self.task is not None:
