@@ -21,9 +21,11 @@ PROBE_THINK = (0.05, 0.15)
 # the start; its window ends before that, so no timeout lands in it.
 IDLE_MATCH_LIMIT_S = 125.0
 QUIET_CPU_PCT = 15.0  # server CPU (% of a core) under which the server counts as settled
-# A level at which fewer than this share of the matches are live saturated the
-# server: the levels above it would only measure the same collapse, at length.
+# A level at which fewer than this share of the matches are live, or moves take
+# longer than this to arrive, saturated the server: the levels above it would
+# only measure the same collapse, at length.
 SATURATED = 0.5
+COLLAPSED_P50_MS = 1000.0
 HANDSHAKES_AT_ONCE = 16  # idle sockets connecting at once while ramping up
 
 
@@ -115,8 +117,11 @@ class Run:
                     continue
                 row = await self.level(n)
                 result["rows"].append(row)
+                p50 = row["latency_ms"]["p50"]
                 if row["live"] < SATURATED * n:
                     saturated = f"only {row['live']} of {row['target']} matches were live"
+                elif p50 is None or p50 > COLLAPSED_P50_MS:
+                    saturated = f"at {n} matches a move took {p50 or '∞'} ms to arrive (p50)"
             await self.fleet.stop_all()
             if opts.idle:
                 await self.quiet()
