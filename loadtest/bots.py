@@ -303,7 +303,7 @@ class Bot(Socket):
         self.seen_at = 0.0
         self.turn_seen = 0.0  # when the decision now pending first showed
         self.acted_version: int | None = None
-        self.started_version: int | None = None
+        self.start_sent = False  # Start pressed on this connection
         self.thinking: asyncio.Task[None] | None = None
         self.connected = asyncio.Event()  # first state received on the current socket
 
@@ -314,7 +314,8 @@ class Bot(Socket):
     def opened(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         self.page = Fragments()  # the state sent on connect rebuilds the page
         # A frame sent just before the drop may be lost: decide again from that state.
-        self.acted_version = self.started_version = None
+        self.acted_version = None
+        self.start_sent = False
 
     def lost(self) -> None:
         self.connected.clear()
@@ -353,8 +354,10 @@ class Bot(Socket):
         if s.over:
             self.table.over(s)
             return
-        if s.can_start and self.started_version != s.version:
-            self.started_version = s.version
+        if s.can_start and not self.start_sent:
+            # Once: the opponent's Start comes with a new version that still offers
+            # this seat the button until its own press arrives.
+            self.start_sent = True
             self.table.fleet.background(self.send({"op": "start"}, s, 0.0))
             return
         if not self.table.behaviour.play:
