@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import aiohttp
@@ -52,30 +51,32 @@ async def serve(close_codes: list[int]) -> tuple[web.AppRunner, str, list[str]]:
     return runner, f"http://127.0.0.1:{port}", cookies
 
 
-async def test_a_socket_closed_by_the_server_reconnects_and_counts_a_drop() -> None:
-    runner, base, cookies = await serve([1012])
+async def listen(close_codes: list[int], done: Any) -> tuple[Listener, Recorder, list[str]]:
+    """Run a Listener against a server closing with ``close_codes`` until ``done(listener)``
+    holds (at most 10 s); the listener, what it recorded and the cookies the server saw."""
+    runner, base, cookies = await serve(close_codes)
     rec = Recorder()
-    async with aiohttp.ClientSession() as session:
-        sock = Listener(session, base, Account("bot", "s3ss10n"), rec)
-        sock.start()
-        try:
-            assert await wait_until(lambda: len(sock.frames) >= 2, 10)
-        finally:
-            await sock.close()
-    await runner.cleanup()
+    try:
+        async with aiohttp.ClientSession() as session:
+            sock = Listener(session, base, Account("bot", "s3ss10n"), rec)
+            sock.start()
+            try:
+                assert await wait_until(lambda: done(sock), 10)
+            finally:
+                await sock.close()
+    finally:
+        await runner.cleanup()
+    return sock, rec, cookies
+
+
+async def test_a_socket_closed_by_the_server_reconnects_and_counts_a_drop() -> None:
+    sock, rec, cookies = await listen([1012], lambda s: len(s.frames) >= 2)
     assert sock.frames[:2] == ["hello 1", "hello 2"]
     assert [code for _, code in rec.drops] == [1012]
     assert cookies[:2] == ["sessionid=s3ss10n"] * 2
 
 
 async def test_a_refusal_on_purpose_is_not_retried() -> None:
-    runner, base, cookies = await serve([4403])
-    rec = Recorder()
-    async with aiohttp.ClientSession() as session:
-        sock = Listener(session, base, Account("bot", "s3ss10n"), rec)
-        sock.start()
-        assert sock.task is not None
-        await asyncio.wait_for(sock.task, 10)
-    await runner.cleanup()
+    sock, rec, cookies = await listen([4403], lambda s: s.task is not None and s.task.done())
     assert len(cookies) == 1 and rec.drops == []
     assert [code for _, code in rec.errors] == ["close_4403"]
