@@ -15,4 +15,16 @@ Modules, usable on their own (a fault drill reuses the bots):
 - :mod:`loadtest.probes` — the echo baseline, the login flood, idle lobby sockets;
 - :mod:`loadtest.procstat` — CPU and RSS per process from /proc;
 - :mod:`loadtest.run`, :mod:`loadtest.report` — the levels, and the tables printed.
+
+Playing from another program (a fault drill), inside a running event loop::
+
+    setup = Services(); setup.start()
+    accounts = [Account(u, k) for u, k in setup.create_accounts(400)]
+    rec = Recorder()
+    fleet = Fleet(setup.base, accounts, rec)
+    await fleet.scale(200, Behaviour(), timeout=90)
+    ...  # kill a server process; the bots reconnect by themselves
+    await fleet.close(); setup.stop()
+    # rec.moves: each Move's latency_ms and charged_beyond_thinking_ms (from the
+    # mover's main time before and after); rec.drops, rec.errors, rec.ended.
 """
