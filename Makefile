@@ -11,7 +11,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run dev run-services test check bench bench-bots bench-live demo fmt messages
+.PHONY: run dev run-services test check bench bench-bots bench-live bench-load demo fmt messages
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -82,6 +82,12 @@ bench-bots: $(STAMP)
 bench-live: $(STAMP)
 	$(PY) tests/matches/measure_roundtrip.py
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" $(PY) tests/queue/measure_pairing.py
+
+# The load generator (loadtest/): bots speaking docs/protocol.md against the embedded
+# default and the services set-up, each started as an operator would; prints a
+# table per set-up and writes var/bench-load.json. Options: ARGS="--help".
+bench-load: $(STAMP)
+	$(PY) -m loadtest $(ARGS)
 
 demo: $(STAMP)
 	$(PY) -m engine.demo

@@ -276,6 +276,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     },
 }
 
+# --- Load harness --------------------------------------------------------------------
+
+# The echo baseline of `make bench-load` (matches/echo.py): a relay through one
+# group_send at /ws/echo/<room>/. Off by default so that production does not expose it.
+BENCH_ECHO = envbool("BENCH_ECHO", False)
+
 # --- Deals -------------------------------------------------------------------------
 
 # Tests only: when set, a match's deals come from

@@ -1,8 +1,10 @@
 from django.urls import path
 
-from . import consumers, lobby_consumer
+from . import consumers, echo, lobby_consumer
 
 websocket_urlpatterns = [
     path("ws/matches/<int:match_id>/", consumers.MatchConsumer.as_asgi()),
     path("ws/lobby/", lobby_consumer.LobbyConsumer.as_asgi()),
+    # The load harness's echo baseline; refused unless BENCH_ECHO is on (matches/echo.py).
+    path("ws/echo/<slug:room>/", echo.EchoConsumer.as_asgi()),
 ]

@@ -114,7 +114,10 @@ def user_for_session(session_key: str | None) -> Any | None:
         return None
     if backend_path not in settings.AUTHENTICATION_BACKENDS:
         return None
-    user = load_backend(backend_path).get_user(user_id)
+    backend = load_backend(backend_path)
+    if not hasattr(backend, "get_user"):
+        return None
+    user = backend.get_user(user_id)
     if user is None:
         return None
     # A password change logs out every other session (the session hash, as Django does).

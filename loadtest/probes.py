@@ -1,0 +1,115 @@
+"""Single-purpose measurements: the echo baseline, the login flood, idle lobby sockets.
+
+- :func:`echo`: client A sends on ``/ws/echo/<room>/``, the server ``group_send``s
+  to the room, client B receives (matches/echo.py, on when ``BENCH_ECHO=1``): the
+  floor that Daphne and the channel layer set under a move's latency.
+- :func:`login_flood`: workers posting wrong passwords to ``/accounts/login/``,
+  one request at a time each, until told to stop.
+- :class:`LobbySocket`: an idle, logged-in ``/ws/lobby/`` socket that pings every
+  10 s as the lobby page does (static/js/queue.js) and reconnects when closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+import uuid
+from collections import Counter
+
+import aiohttp
+
+from .bots import Account, Socket
+
+LOBBY_PING_S = 10.0  # as static/js/queue.js
+
+
+async def echo(
+    fleet_ws: aiohttp.ClientSession,
+    base: str,
+    a: Account,
+    b: Account,
+    count: int,
+    gap_s: float = 0.01,
+) -> list[float]:
+    """``count`` relays A → server → B, one at a time; each one's ms."""
+    ws_base = "ws" + base.removeprefix("http")
+    url = f"{ws_base}/ws/echo/{uuid.uuid4().hex[:12]}/"
+    sockets = [
+        await fleet_ws.ws_connect(
+            url, headers={"Cookie": f"sessionid={acct.sessionid}"}, origin=base
+        )
+        for acct in (a, b)
+    ]
+    sender, receiver = sockets
+    times = []
+    try:
+        for i in range(count):
+            text = f"{i}"
+            t0 = time.monotonic()
+            await sender.send_str(text)
+            while (await receiver.receive_str(timeout=10)) != text:
+                pass
+            times.append((time.monotonic() - t0) * 1000)
+            await asyncio.sleep(gap_s)
+    finally:
+        for ws in sockets:
+            await ws.close()
+    return times
+
+
+async def login_flood(
+    http: aiohttp.ClientSession, base: str, username: str, workers: int, stop: asyncio.Event
+) -> Counter[int]:
+    """Wrong-password logins until ``stop``; the answers' status codes counted."""
+    statuses: Counter[int] = Counter()
+
+    async def worker() -> None:
+        async with http.get(base + "/accounts/login/") as r:
+            await r.read()
+            token = r.cookies["csrftoken"].value
+        form = {"username": username, "password": "not-the-password", "csrfmiddlewaretoken": token}
+        while not stop.is_set():
+            try:
+                async with http.post(
+                    base + "/accounts/login/", data=form, headers={"Cookie": f"csrftoken={token}"}
+                ) as r:
+                    await r.read()
+                    statuses[r.status] += 1
+            except (TimeoutError, aiohttp.ClientError):
+                statuses[0] += 1
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return statuses
+
+
+class LobbySocket(Socket):
+    """One idle lobby page: connected, pinging every 10 s, reconnecting."""
+
+    connected = False
+    pinger: asyncio.Task[None] | None = None
+
+    def url(self) -> str:
+        return "ws" + self.base.removeprefix("http") + "/ws/lobby/"
+
+    def opened(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.pinger = asyncio.ensure_future(self._ping(ws))
+
+    def on_text(self, text: str, at: float) -> None:
+        self.connected = True
+        frame = json.loads(text)
+        if frame.get("type") == "error":
+            self.rec.error(str(frame.get("code")), text)
+
+    def lost(self) -> None:
+        self.connected = False
+        if self.pinger is not None:
+            self.pinger.cancel()
+
+    async def _ping(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        # Pages opened at different moments ping at different moments.
+        await asyncio.sleep(random.uniform(0, LOBBY_PING_S))
+        while not ws.closed:
+            await ws.send_str('{"op":"ping"}')
+            await asyncio.sleep(LOBBY_PING_S)

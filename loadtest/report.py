@@ -1,0 +1,251 @@
+"""Rows of figures from a window's records and /proc usage, printed as Markdown tables."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from .bots import Move
+from .procstat import Usage
+
+
+def pct(values: list[float], p: float) -> float | None:
+    """The p-th percentile (nearest rank) of ``values``; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def latency(moves: list[Move]) -> dict[str, Any]:
+    return summary([m.latency_ms for m in moves])
+
+
+def summary(ms: list[float]) -> dict[str, Any]:
+    """p50, p95, p99 and max of ``ms`` (rounded to µs), and how many."""
+    figures = {
+        "p50": pct(ms, 50),
+        "p95": pct(ms, 95),
+        "p99": pct(ms, 99),
+        "max": max(ms, default=None),
+    }
+    return {**{k: None if v is None else round(v, 3) for k, v in figures.items()}, "n": len(ms)}
+
+
+def usage_fields(u: Usage, moves: int) -> dict[str, Any]:
+    return {
+        "cpu_pct": {k: round(v, 1) for k, v in u.by_kind.items()},
+        "server_cpu_pct": round(u.server, 1),
+        "server_cpu_ms_per_move": round(u.server_cpu_s * 1000 / moves, 2) if moves else None,
+        "rss_mb": {k: [round(x) for x in v] for k, v in u.rss_mb.items()},
+        "postgres_cpu_pct": round(u.postgres, 1),
+        "redis_cpu_pct": round(u.redis, 1),
+        "harness_cpu_pct": round(u.harness, 1),
+        "machine_cpu_pct": round(u.machine, 1),
+    }
+
+
+def level_row(
+    label: str,
+    window: dict[str, Any],
+    u: Usage,
+    *,
+    target: int,
+    live: list[int],
+    ramp_s: float | None,
+    offered: float | None = None,
+) -> dict[str, Any]:
+    """One level's figures; ``window`` is ``Recorder.between(t0, t1)``. With
+    ``offered`` (moves a second the bots ask for) it is a level of live play, and
+    the row has the moves' figures too; without, a level of idle sockets."""
+    row = {
+        "level": label,
+        "target": target,
+        "live": round(sum(live) / len(live)) if live else 0,
+        "live_min": min(live) if live else 0,
+        "ramp_s": None if ramp_s is None else round(ramp_s, 1),
+        "window_s": round(u.seconds, 1),
+        "errors": dict(window["errors"]),
+        "error_examples": window["error_examples"],
+        "dropped_sockets": window["drops"],
+    }
+    moves: list[Move] = window["moves"]
+    if offered is None:
+        return {**row, **usage_fields(u, 0)}
+    charged = [c for m in moves if (c := m.charged_beyond_thinking_ms) is not None]
+    return {
+        **row,
+        "offered_per_s": round(offered, 1),
+        "sent_per_s": round(window["sent"] / u.seconds, 1),
+        "moves_per_s": round(len(moves) / u.seconds, 1),
+        "latency_ms": latency(moves),
+        "latency_to_json_ms": latency([m for m in moves if not m.opp_html]),
+        "latency_to_html_ms": latency([m for m in moves if m.opp_html]),
+        "moves_by_json_bots": sum(1 for m in moves if not m.mover_html),
+        "moves_by_html_bots": sum(1 for m in moves if m.mover_html),
+        "ops": dict(Counter(m.op for m in moves)),
+        "charged_beyond_thinking_ms": {"p99": pct(charged, 99), "max": max(charged, default=None)},
+        "voided": window["ended"].get("voided", 0),
+        "ended": dict(window["ended"]),
+        **usage_fields(u, len(moves)),
+    }
+
+
+# --- printing -------------------------------------------------------------------------
+
+
+def _n(x: Any, digits: int = 1) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _errors(row: dict[str, Any]) -> str:
+    errs = row.get("errors") or {}
+    return " ".join(f"{k}:{v}" for k, v in sorted(errs.items())) or "0"
+
+
+def _rss(row: dict[str, Any]) -> str:
+    return " ".join(
+        f"{kind} {'/'.join(str(x) for x in mbs)}" for kind, mbs in sorted(row["rss_mb"].items())
+    )
+
+
+def markdown(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def play_table(rows: list[dict[str, Any]]) -> str:
+    header = [
+        "level",
+        "live",
+        "ramp s",
+        "offered/s",
+        "moves/s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "dropped",
+        "voided",
+    ]
+    out = []
+    for r in rows:
+        lat = r.get("latency_ms") or {}
+        out.append(
+            [
+                r["level"],
+                _n(r["live"]),
+                _n(r["ramp_s"]),
+                _n(r.get("offered_per_s")),
+                _n(r.get("moves_per_s")),
+                _n(lat.get("p50")),
+                _n(lat.get("p95")),
+                _n(lat.get("p99")),
+                _n(lat.get("max")),
+                _errors(r),
+                _n(r["dropped_sockets"]),
+                _n(r.get("voided")),
+            ]
+        )
+    return markdown(header, out)
+
+
+def cpu_table(rows: list[dict[str, Any]]) -> str:
+    kinds = sorted({k for r in rows for k in r["cpu_pct"]})
+    header = [
+        "level",
+        *[f"{k} %" for k in kinds],
+        "server %",
+        "server ms/move",
+        "RSS MB",
+        "PostgreSQL %",
+        "Redis %",
+        "harness %",
+        "machine %",
+    ]
+    out = []
+    for r in rows:
+        out.append(
+            [
+                r["level"],
+                *[_n(r["cpu_pct"].get(k)) for k in kinds],
+                _n(r["server_cpu_pct"]),
+                _n(r.get("server_cpu_ms_per_move"), 2),
+                _rss(r),
+                _n(r["postgres_cpu_pct"]),
+                _n(r["redis_cpu_pct"]),
+                _n(r["harness_cpu_pct"]),
+                _n(r["machine_cpu_pct"]),
+            ]
+        )
+    return markdown(header, out)
+
+
+def probe_lines(p: dict[str, Any]) -> list[str]:
+    out = []
+    echo = p.get("echo")
+    if echo:
+        out.append(
+            f"echo (one group_send, {echo['n']} relays): p50 {_n(echo['p50'], 2)} ms, "
+            f"p99 {_n(echo['p99'], 2)} ms"
+        )
+    idle = p.get("idle_move")
+    if idle:
+        line = (
+            f"one match, idle server ({idle['n']} moves): move → opponent p50 {_n(idle['p50'])} ms"
+        )
+        if echo and echo.get("p50") and idle.get("p50"):
+            line += f"; move/echo ratio {idle['p50'] / echo['p50']:.1f}×"
+        out.append(line)
+    flood = p.get("flood")
+    if flood:
+        ratio = flood.get("ratio")
+        out.append(
+            f"login flood ({flood['workers']} workers, {flood['logins']} wrong-password "
+            f"logins, {_n(flood['logins_per_s'])}/s): move p50 {_n(flood['idle_p50'])} ms idle → "
+            f"{_n(flood['flood_p50'])} ms during the flood "
+            f"({'—' if ratio is None else f'{ratio:.1f}×'} idle; goal ≤ 2×; "
+            f"{flood['flood_moves']} moves)"
+        )
+    return out
+
+
+def soak_lines(s: dict[str, Any]) -> list[str]:
+    lat = s["latency_ms"]
+    out = [
+        f"soak {s['seconds']:.0f} s at {s['matches']} matches: {s['moves_per_s']} moves/s, "
+        f"p50 {_n(lat['p50'])} ms, p99 {_n(lat['p99'])} ms, errors {_errors(s)}, "
+        f"dropped {s['dropped_sockets']}, voided {s['voided']}"
+    ]
+    for name, (a, b) in sorted(s["rss_mb"].items()):
+        if name.startswith("other:"):
+            continue  # make, honcho and shells: in the JSON
+        growth = "—" if not a or b is None else f"{(b - a) / a * 100:+.1f}%"
+        out.append(f"  RSS {name}: {_n(a, 0)} → {_n(b, 0)} MB ({growth})")
+    return out
+
+
+def render(setup: str, result: dict[str, Any]) -> str:
+    parts = [f"## {setup}"]
+    if result.get("error"):
+        parts.append(f"FAILED: {result['error']}")
+    lines = probe_lines(result.get("probes") or {})
+    if lines:
+        parts.append("\n".join(lines))
+    rows = [r for r in result.get("rows") or [] if "skipped" not in r]
+    if rows:
+        parts.append(play_table(rows))
+        parts.append(cpu_table(rows))
+    skipped = [r for r in result.get("rows") or [] if "skipped" in r]
+    if skipped:
+        parts.append("\n".join(f"{r['level']}: skipped, {r['skipped']}" for r in skipped))
+    if result.get("soak"):
+        parts.append("\n".join(soak_lines(result["soak"])))
+    return "\n\n".join(parts)

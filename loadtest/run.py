@@ -1,0 +1,309 @@
+"""One set-up's whole run: probes, the levels of live matches, idle sockets, or a soak."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import probes, procstat, report
+from .bots import Account, Behaviour, Fleet, Recorder, wait_until
+from .setups import Setup
+
+# The probe match plays fast (a move every ~0.1 s), so a few seconds give many moves,
+# yet the server is idle between them.
+PROBE_THINK = (0.05, 0.15)
+# An idle match's first decision times out 10 s (delay) + 120 s (main time) after
+# the start; its window ends before that, so no timeout lands in it.
+IDLE_MATCH_LIMIT_S = 125.0
+QUIET_CPU_PCT = 15.0  # server CPU (% of a core) under which the server counts as settled
+# A level at which fewer than this share of the matches are live, or moves take
+# longer than this to arrive, saturated the server: the levels above it would
+# only measure the same collapse, at length.
+SATURATED = 0.5
+COLLAPSED_P50_MS = 1000.0
+HANDSHAKES_AT_ONCE = 16  # idle sockets connecting at once while ramping up
+
+
+@dataclass
+class Options:
+    setups: list[str] = field(default_factory=lambda: ["embedded", "services"])
+    levels: list[int] = field(default_factory=lambda: [50, 200, 500, 1000])
+    idle: int = 2000
+    window: float = 45.0
+    settle: float = 5.0
+    ramp: float = 25.0  # new matches per second (idle sockets: twice as many)
+    ramp_timeout: float = 90.0
+    think: tuple[float, float] = (1.0, 4.0)
+    probes: set[str] = field(default_factory=lambda: {"echo", "flood"})
+    probe_seconds: float = 15.0
+    echo_count: int = 200
+    flood_workers: int = 4
+    soak: float = 0.0
+    soak_matches: int = 200
+    fresh: bool = True
+    no_skip: bool = False  # measure the levels above a saturated one all the same
+    seed: int | None = None
+    log_dir: Path = Path("var")
+    json: Path = Path("var/bench-load.json")
+
+    def accounts_needed(self) -> int:
+        most = max([*self.levels, self.soak_matches if self.soak else 0, 1])
+        return max(2 * most, self.idle, 2) + 4
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class Run:
+    def __init__(self, setup: Setup, opts: Options, accounts: list[Account]) -> None:
+        self.setup = setup
+        self.opts = opts
+        self.rec = Recorder()
+        self.accounts = accounts
+        self.fleet: Fleet  # made inside the event loop
+
+    def snap(self) -> procstat.Snapshot:
+        assert self.setup.proc is not None
+        return procstat.snapshot([self.setup.proc.pid], self.setup.kinds, time.monotonic())
+
+    async def window(
+        self, seconds: float, live: Callable[[], int]
+    ) -> tuple[
+        float, float, procstat.Usage, list[int], tuple[procstat.Snapshot, procstat.Snapshot]
+    ]:
+        """Measure for ``seconds``: (t0, t1, usage, live samples once a second, snapshots)."""
+        s0 = self.snap()
+        end = s0.at + seconds
+        samples = []
+        while (now := time.monotonic()) < end:
+            await asyncio.sleep(min(1.0, end - now))
+            samples.append(live())
+        s1 = self.snap()
+        return s0.at, s1.at, procstat.usage(s0, s1), samples, (s0, s1)
+
+    async def quiet(self, limit_s: float = 30.0) -> None:
+        """Wait (at most ``limit_s``) until the server's CPU has fallen back: the work
+        left over from one phase must not be measured in the next."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            s0 = self.snap()
+            await asyncio.sleep(1.0)
+            if procstat.usage(s0, self.snap()).server < QUIET_CPU_PCT:
+                return
+
+    async def main(self) -> dict[str, Any]:
+        opts = self.opts
+        self.fleet = Fleet(
+            self.setup.base, self.accounts, self.rec, ramp_per_s=opts.ramp, seed=opts.seed
+        )
+        result: dict[str, Any] = {"url": self.setup.base, "probes": {}, "rows": []}
+        try:
+            if opts.probes:
+                result["probes"] = await self.probes()
+            if opts.soak:
+                result["soak"] = await self.soak()
+                return result
+            saturated = None
+            for n in opts.levels:
+                if saturated is not None and not opts.no_skip:
+                    say(f"[{self.setup.name}] {n} matches: skipped ({saturated})")
+                    result["rows"].append({"level": f"{n} matches", "skipped": saturated})
+                    continue
+                row = await self.level(n)
+                result["rows"].append(row)
+                p50 = row["latency_ms"]["p50"]
+                if row["live"] < SATURATED * n:
+                    saturated = f"only {row['live']} of {row['target']} matches were live"
+                elif p50 is None or p50 > COLLAPSED_P50_MS:
+                    saturated = f"at {n} matches a move took {p50 or '∞'} ms to arrive (p50)"
+            await self.fleet.stop_all()
+            if opts.idle:
+                await self.quiet()
+                result["rows"].append(await self.idle_lobby(opts.idle))
+                await self.quiet()
+                result["rows"].append(await self.idle_matches(opts.idle))
+        finally:
+            await self.fleet.close()
+        return result
+
+    # --- live matches ---------------------------------------------------------------
+
+    async def level(self, n: int) -> dict[str, Any]:
+        opts = self.opts
+        say(f"[{self.setup.name}] {n} matches: ramping up")
+        ramp_s = await self.fleet.scale(n, Behaviour(think=opts.think), opts.ramp_timeout)
+        await asyncio.sleep(opts.settle)
+        row, _ = await self.measure(
+            f"{n} matches", n, ramp_s, opts.window, self.fleet.live, offered=self.offered(n)
+        )
+        lat = row["latency_ms"]
+        say(
+            f"[{self.setup.name}] {n} matches: {row['live']} live, {row['moves_per_s']} moves/s, "
+            f"p50 {lat['p50']} ms"
+        )
+        return row
+
+    def offered(self, matches: int) -> float:
+        """Moves a second the bots ask for: one decision per match per mean think time."""
+        return matches / (sum(self.opts.think) / 2)
+
+    async def measure(
+        self,
+        label: str,
+        target: int,
+        ramp_s: float,
+        seconds: float,
+        live: Callable[[], int],
+        offered: float | None = None,
+    ) -> tuple[dict[str, Any], tuple[procstat.Snapshot, procstat.Snapshot]]:
+        """A level's row over a window of ``seconds``, and the window's end snapshots."""
+        say(f"[{self.setup.name}] {label}: measuring {seconds:.0f} s")
+        t0, t1, u, samples, snaps = await self.window(seconds, live)
+        row = report.level_row(
+            label,
+            self.rec.between(t0, t1),
+            u,
+            target=target,
+            live=samples,
+            ramp_s=ramp_s,
+            offered=offered,
+        )
+        return row, snaps
+
+    async def soak(self) -> dict[str, Any]:
+        opts = self.opts
+        n = opts.soak_matches
+        say(f"[{self.setup.name}] soak: ramping up to {n} matches")
+        ramp_s = await self.fleet.scale(n, Behaviour(think=opts.think), opts.ramp_timeout)
+        await asyncio.sleep(opts.settle)
+        row, (start, end) = await self.measure(
+            f"soak {n} matches", n, ramp_s, opts.soak, self.fleet.live, offered=self.offered(n)
+        )
+        a, b = procstat.rss_by_process(start), procstat.rss_by_process(end)
+        row["seconds"] = row["window_s"]
+        row["matches"] = n
+        row["rss_mb"] = {name: (a.get(name), b.get(name)) for name in sorted({*a, *b})}
+        return row
+
+    # --- probes -------------------------------------------------------------------------
+
+    async def probes(self) -> dict[str, Any]:
+        opts, fleet = self.opts, self.fleet
+        out: dict[str, Any] = {}
+        if "echo" in opts.probes:
+            say(f"[{self.setup.name}] echo baseline")
+            a, b = fleet.take(2)
+            try:
+                times = await probes.echo(fleet.ws, self.setup.base, a, b, opts.echo_count)
+            finally:
+                fleet.free.extend([a, b])
+            out["echo"] = report.summary(times)
+        say(f"[{self.setup.name}] one match on an idle server")
+        table = fleet.add(Behaviour(think=PROBE_THINK))
+        try:
+            await wait_until(lambda: bool(table.first_live), opts.ramp_timeout)
+            await asyncio.sleep(1.0)  # past the start
+            idle = await self._latencies(opts.probe_seconds)
+            out["idle_move"] = report.summary(idle)
+            if "flood" in opts.probes:
+                say(f"[{self.setup.name}] the same match during a login flood")
+                stop = asyncio.Event()
+                flood = asyncio.ensure_future(
+                    probes.login_flood(
+                        fleet.http,
+                        self.setup.base,
+                        table.accounts[0].username,
+                        opts.flood_workers,
+                        stop,
+                    )
+                )
+                t0 = time.monotonic()
+                during = await self._latencies(opts.probe_seconds)
+                stop.set()
+                statuses = await flood
+                secs = time.monotonic() - t0
+                logins = sum(statuses.values())
+                idle_p50, flood_p50 = report.pct(idle, 50), report.pct(during, 50)
+                out["flood"] = {
+                    "workers": opts.flood_workers,
+                    "logins": logins,
+                    "logins_per_s": round(logins / secs, 1),
+                    "statuses": {str(k): v for k, v in statuses.items()},
+                    "idle_p50": idle_p50,
+                    "flood_p50": flood_p50,
+                    "flood_p99": report.pct(during, 99),
+                    "flood_moves": len(during),
+                    "ratio": flood_p50 / idle_p50 if idle_p50 and flood_p50 else None,
+                }
+        finally:
+            await table.stop()
+            fleet.tables.remove(table)
+            fleet.free.extend(table.accounts)
+        return out
+
+    async def _latencies(self, seconds: float) -> list[float]:
+        t0 = time.monotonic()
+        await asyncio.sleep(seconds)
+        return [m.latency_ms for m in self.rec.between(t0, time.monotonic())["moves"]]
+
+    # --- idle sockets -------------------------------------------------------------------
+
+    async def idle_lobby(self, n: int) -> dict[str, Any]:
+        fleet, opts = self.fleet, self.opts
+        say(f"[{self.setup.name}] {n} idle lobby sockets: connecting")
+        t0 = time.monotonic()
+        sockets = []
+        gap = 1.0 / (2 * opts.ramp)
+        deadline = t0 + opts.ramp_timeout
+        accounts = fleet.take(n)
+        for i, acct in enumerate(accounts):
+            # As with matches: no more than a few handshakes waiting at once, and
+            # no more sockets than the ramp's time allows.
+            if not await wait_until(
+                lambda: sum(1 for s in sockets if not s.connected) < HANDSHAKES_AT_ONCE,
+                deadline - time.monotonic(),
+            ):
+                fleet.free.extend(accounts[i:])
+                break
+            s = probes.LobbySocket(fleet.ws, self.setup.base, acct, self.rec)
+            s.start()
+            sockets.append(s)
+            await asyncio.sleep(gap)
+        try:
+            await wait_until(lambda: all(s.connected for s in sockets), deadline - time.monotonic())
+            ramp_s = time.monotonic() - t0
+            await asyncio.sleep(opts.settle)
+            row, _ = await self.measure(
+                f"{n} lobby sockets",
+                n,
+                ramp_s,
+                opts.window,
+                lambda: sum(1 for s in sockets if s.connected),
+            )
+        finally:
+            await asyncio.gather(*(s.close() for s in sockets), return_exceptions=True)
+            fleet.free.extend(s.acct for s in sockets)
+        return row
+
+    async def idle_matches(self, n: int) -> dict[str, Any]:
+        fleet, opts = self.fleet, self.opts
+        say(f"[{self.setup.name}] {n} idle match sockets: making {n // 2} matches")
+        idle = Behaviour(think=opts.think, play=False, replace=False)
+        try:
+            ramp_s = await fleet.scale(n // 2, idle, opts.ramp_timeout)
+            await asyncio.sleep(opts.settle)
+            firsts = [t.first_live for t in fleet.tables if t.first_live]
+            limit = min(firsts, default=time.monotonic()) + IDLE_MATCH_LIMIT_S - time.monotonic()
+            seconds = max(1.0, min(opts.window, limit))
+            row, _ = await self.measure(
+                f"{n} match sockets", n, ramp_s, seconds, lambda: 2 * fleet.live()
+            )
+        finally:
+            await fleet.stop_all()
+        return row

@@ -1,0 +1,73 @@
+"""`make bench-load` end to end, small: the embedded default, 2 matches, a few seconds.
+
+It starts the server as `make run` would, plays over JSON and HTML sockets,
+and prints its tables. Figures are not judged here (they are the benchmark's
+job); the test checks that there are figures: moves made by both kinds of bot,
+latencies recorded, the server's CPU and memory read, the tables printed.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_harness_plays_two_matches_and_prints_its_tables(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "loadtest",
+            "--setups",
+            "embedded",
+            "--levels",
+            "2",
+            "--window",
+            "6",
+            "--settle",
+            "0.5",
+            "--think",
+            "0.1-0.4",
+            "--idle",
+            "0",
+            "--probes",
+            "echo",
+            "--probe-seconds",
+            "2",
+            "--json",
+            str(out),
+            "--log-dir",
+            str(tmp_path),
+        ],  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "| level | live | ramp s | offered/s | moves/s | p50 ms |" in run.stdout
+    assert "| 2 matches | 2 |" in run.stdout
+    assert "move/echo ratio" in run.stdout
+
+    result = json.loads(out.read_text())["setups"]["embedded"]
+    row = result["rows"][0]
+    assert row["moves_by_json_bots"] > 0 and row["moves_by_html_bots"] > 0
+    for to in ("latency_to_json_ms", "latency_to_html_ms"):
+        assert row[to]["n"] > 0 and row[to]["p50"] > 0
+    assert row["moves_per_s"] > 0 and row["errors"] == {} and row["dropped_sockets"] == 0
+    assert row["cpu_pct"]["web"] > 0 and row["rss_mb"]["web"][0] > 10
+    assert row["server_cpu_ms_per_move"] > 0
+    assert result["probes"]["echo"]["n"] == 200 and result["probes"]["idle_move"]["n"] > 0
+    # It was the operator's `make run`, and it is gone with the run.
+    log = (tmp_path / "bench-load-embedded.log").read_text()
+    assert f"Spectacular Bid is running on {result['url']}" in log
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", int(result["url"].rsplit(":", 1)[1])), timeout=2)
