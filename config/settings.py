@@ -246,7 +246,8 @@ if REDIS_URL:
         "default": redis_channel_layer(REDIS_URL, prefix=envstr("CHANNEL_LAYER_PREFIX", "asgi"))
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # Channels' in-memory layer, cleaning expired messages once a second (matches/layers.py).
+    CHANNEL_LAYERS = {"default": {"BACKEND": "matches.layers.InMemoryLayer"}}
 
 # Where the deadline sweeper runs (matches/sweeper.py): in the web process
 # ("web": the embedded default, one process) or in the Celery workers ("celery").

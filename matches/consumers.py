@@ -25,6 +25,7 @@ import logging
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import translation
@@ -113,6 +114,15 @@ class LayerSafe:
             log.warning("the channel layer does not answer; closing the socket with 1013")
             await asyncio.sleep(1.0)  # no busy loop while the layer is down
             return {"type": "layer.lost"}
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels closes stale database connections before every handler, on a
+        # thread hop per message. These consumers never touch the ORM on the
+        # loop: their database work runs on the match threads (matches/db.py).
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def layer_lost(self, event: dict[str, Any]) -> None:
         if self.accepted:

@@ -10,12 +10,18 @@ on its file lock).
 
 ``run`` goes through asgiref's ``sync_to_async``, so code running here that
 calls ``async_to_sync`` (a lobby push, say) is sent back to the event loop.
-Connections are handled as ``database_sync_to_async`` does: closed (returned
-to the pool, with PostgreSQL) when unusable or obsolete, before and after.
+
+Each of these threads keeps its connection for good (a fixed number of them,
+so the count stays bounded: with PostgreSQL they are ``MATCH_DB_THREADS`` of
+the pool's ``DB_POOL_SIZE``). Opening and closing one per call, as Django does
+per request, cost more than the move itself — and closing SQLite's last
+connection checkpoints its write-ahead log. A connection that saw an error and
+no longer answers is closed, and the next call opens a new one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +29,7 @@ from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import connections
 
 T = TypeVar("T")
 
@@ -43,12 +49,36 @@ def executor() -> ThreadPoolExecutor:
 
 
 def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``fn(*args, **kwargs)`` with stale connections closed before and after."""
-    close_old_connections()
+    """``fn(*args, **kwargs)``, on this thread's lasting connection."""
     try:
         return fn(*args, **kwargs)
     finally:
-        close_old_connections()
+        for conn in connections.all(initialized_only=True):
+            if conn.errors_occurred:
+                conn.errors_occurred = False
+                if conn.connection is not None and not conn.is_usable():
+                    conn.close()
+
+
+def close_connections() -> None:
+    """Close the connection each match thread holds (tests, before the database goes)."""
+    global _executor
+    with _lock:
+        pool, _executor = _executor, None
+    if pool is None:
+        return
+    n = pool._max_workers
+    barrier = threading.Barrier(n, timeout=5)
+
+    def close_here() -> None:
+        # One task per thread: each waits for the others, so each lands on its own thread.
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+        connections.close_all()
+
+    for _ in range(n):
+        pool.submit(close_here)
+    pool.shutdown(wait=True)
 
 
 async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -75,6 +75,12 @@ class Match(models.Model):
     # seat: null), and each seat's rating change once a ranked match is settled.
     # Kept on the row so that a move's views need no rating query.
     player_ratings = models.JSONField(default=list, blank=True)
+    # The seats' names as shown (usernames, or the guest's), and the seat and level
+    # of the site's computer player if one plays: written once at creation, so
+    # that a move needs no read of the users.
+    player_names = models.JSONField(default=list, blank=True)
+    computer_seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    computer_level = models.PositiveSmallIntegerField(null=True, blank=True)
     rating_delta = models.JSONField(null=True, blank=True)
     # The last outage given back to this match (matches.liveness): ``{"ms", "seat",
     # "to"}`` — so the page can say what happened.
@@ -107,6 +113,8 @@ class Match(models.Model):
         return self.status in (self.Status.FINISHED, self.Status.ABORTED, self.Status.VOIDED)
 
     def names(self) -> list[str]:
+        if self.player_names:
+            return list(self.player_names)
         second = self.player1.username if self.player1_id else self.guest_name
         return [self.player0.username, second]
 

@@ -24,6 +24,7 @@ modules use it, never the other way round.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
@@ -35,7 +36,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -339,7 +340,11 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
         ready_deadline_ms=deadline,
         wake_at_ms=deadline,
         player_ratings=[_rating_for_view(p) for p in (player0, player1)],
+        player_names=[player0.username, player1.username if player1 is not None else guest_name],
     )
+    for seat, user in enumerate((player0, player1)):
+        if getattr(user, "computer_level", None):
+            m.computer_seat, m.computer_level = seat, user.computer_level
     _computer_ready(m)
     m.save(force_insert=True)
     _record(m, [{"type": "created", "t": now}])
@@ -348,11 +353,9 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
 
 def computer_seat(m: Match) -> tuple[int, int] | None:
     """``(seat, level)`` of the site's computer player in ``m``, if one plays."""
-    for seat, user in enumerate((m.player0, m.player1 if m.player1_id else None)):
-        level = getattr(user, "computer_level", None)
-        if level:
-            return seat, int(level)
-    return None
+    if m.computer_seat is None or not m.computer_level:
+        return None
+    return m.computer_seat, m.computer_level
 
 
 def _computer_ready(m: Match) -> None:
@@ -511,8 +514,52 @@ def _match_query(*, lock: bool = False, skip_locked: bool = False) -> Any:
 
 
 def locked_match(match_id: int, *, skip_locked: bool = False) -> Match | None:
-    """The match with both players, locked until the transaction ends."""
-    return next(iter(_match_query(lock=True, skip_locked=skip_locked).filter(pk=match_id)), None)
+    """The match, locked until the transaction ends (one statement, compiled once)."""
+    sql = _select_sql(connection.vendor, skip_locked)
+    return next(iter(Match.objects.raw(sql, [match_id])), None)
+
+
+# --- the hot path's statements, compiled once ---------------------------------------
+#
+# Every move runs one SELECT … FOR UPDATE, one UPDATE and one INSERT. Django's
+# ORM builds each statement's SQL anew on every call, which cost more than the
+# rules engine's whole move; these three are compiled once per database vendor,
+# by the ORM itself, and only their parameters change (each value prepared by
+# its field, exactly as Model.save and bulk_create prepare it).
+
+
+@functools.cache
+def _select_sql(vendor: str, skip_locked: bool) -> str:
+    qs = Match.objects.filter(pk=0).order_by().select_for_update(skip_locked=skip_locked)
+    sql, params = qs.query.sql_with_params()
+    assert params == (0,), params
+    return str(sql)
+
+
+@functools.cache
+def _update_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
+    fields = tuple(f for f in Match._meta.concrete_fields if not f.primary_key)
+    qn = connection.ops.quote_name
+    sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
+    pk = qn(Match._meta.pk.column)
+    return f"UPDATE {qn(Match._meta.db_table)} SET {sets} WHERE {pk} = %s", fields
+
+
+@functools.cache
+def _insert_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
+    fields = tuple(f for f in MatchEvent._meta.concrete_fields if not f.primary_key)
+    qn = connection.ops.quote_name
+    cols = ", ".join(qn(f.column) for f in fields)
+    marks = ", ".join("%s" for _ in fields)
+    return f"INSERT INTO {qn(MatchEvent._meta.db_table)} ({cols}) VALUES ({marks})", fields
+
+
+def _write_row(m: Match) -> None:
+    """``m.save()`` of every column, without building the statement again."""
+    sql, fields = _update_sql(connection.vendor)
+    params = [f.get_db_prep_save(getattr(m, f.attname), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, m.pk])
 
 
 def seated(m: Match | None, user: Any) -> tuple[Match, list[int], engine.MatchState | None]:
@@ -673,19 +720,7 @@ def _follow_forced(
     is answered for the player too (the engine, like the conformance cases,
     asks for a reveal before every decision period).
     """
-    while True:
-        if (
-            state.awaiting_reveal
-            and state.phase == engine.PLAY
-            and state.layout.empty
-            and state.forced_tile is not None
-            and state.to_act is not None
-        ):
-            forced: engine.Action | None = engine.Action("reveal", state.to_act)
-        else:
-            forced = engine.forced_action(state)
-        if forced is None:
-            break
+    while (forced := forced_step(state)) is not None:
         state, ev = engine.apply(state, forced, now)
         for e in ev:
             e["forced"] = True
@@ -696,6 +731,20 @@ def _follow_forced(
         m.ready_deadline_ms = now + continue_window_ms()
     _finish_if_over(m, state)
     return state
+
+
+def forced_step(state: engine.MatchState) -> engine.Action | None:
+    """The next action the server plays for a player (``engine.forced_action``), and at
+    one device the hand-off before a forced opening, which needs nobody's hand."""
+    if (
+        state.awaiting_reveal
+        and state.phase == engine.PLAY
+        and state.layout.empty
+        and state.forced_tile is not None
+        and state.to_act is not None
+    ):
+        return engine.Action("reveal", state.to_act)
+    return engine.forced_action(state)
 
 
 def _start_next_hand(
@@ -823,7 +872,7 @@ def save_change(
     m.state = None if state is None else engine.to_dict(state)
     m.version += 1
     m.wake_at_ms = next_wakeup(m, state)
-    m.save()
+    _write_row(m)
     _record(m, events)
     since = before.seq if before is not None else None
     change = Change(m.pk, m.version, _frames(m, state, now_ms() if now is None else now, since))
@@ -837,16 +886,22 @@ def publish(change: Change) -> None:
 
 
 def _record(m: Match, events: list[dict[str, Any]]) -> None:
-    MatchEvent.objects.bulk_create(
-        MatchEvent(
-            match=m,
+    """Append ``events`` to the match's log (one INSERT for them all)."""
+    if not events:
+        return
+    sql, fields = _insert_sql(connection.vendor)
+    rows = []
+    for e in events:
+        ev = MatchEvent(
+            match_id=m.pk,
             kind=str(e.get("type", "")),
             data=e,
             at_ms=int(e.get("t", 0)),
             version=m.version,
         )
-        for e in events
-    )
+        rows.append([f.get_db_prep_save(getattr(ev, f.attname), connection) for f in fields])
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def record_event(m: Match, event: dict[str, Any]) -> None:

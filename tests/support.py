@@ -38,7 +38,7 @@ def use_embedded_default(settings: Any, *, deal_seed: int | None = None) -> Any:
     no background loops; random deals unless ``deal_seed`` is given."""
     settings.MATCH_SWEEPER = "web"
     settings.REDIS_URL = ""
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "matches.layers.InMemoryLayer"}}
     settings.DEAL_SEED = deal_seed
     settings.MATCH_BACKGROUND = False
     return settings

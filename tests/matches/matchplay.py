@@ -100,7 +100,7 @@ class Sim:
         self.state: engine.MatchState | None = self._forced(state, t)
 
     def _forced(self, state: engine.MatchState, t: int) -> engine.MatchState:
-        while (a := engine.forced_action(state)) is not None:
+        while (a := services.forced_step(state)) is not None:
             state, ev = engine.apply(state, a, t)
             for e in ev:
                 e["forced"] = True  # as the services mark them (in the state's log too)

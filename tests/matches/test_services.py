@@ -446,35 +446,33 @@ def test_a_same_device_decision_waits_for_reveal_and_its_clock_starts_then(
     settings.DEAL_SEED = 3
     t = services.now_ms()
     device.start(t)
+    # The forced opening needed nobody's hand: it is on the table already.
     s = device.state
-    assert s is not None and s.awaiting_reveal and s.layout.empty
+    assert s is not None and len(s.layout.placed) == 1 and s.awaiting_reveal
     assert s.decision_start is None and engine.deadline(s) is None  # no clock runs
-    opener = s.to_act
-    # Anything but reveal is refused while the hand is hidden.
-    forced = s.forced_tile
-    assert forced is not None
+    # Anything but reveal is refused while the next hand is hidden.
+    move = next(a for a in engine.legal_actions(s.copy()) if a.kind == "reveal")
+    assert move.player == s.to_act
     out_err = None
     try:
-        device.op(0, "place", t + 1_000, tile=list(forced))
+        device.op(0, "place", t + 1_000, tile=[0, 0])
     except services.ServiceError as e:
         out_err = e.code
     assert out_err == "not_revealed"
-    # The reveal starts the clock; the forced opening follows at once.
+    # The reveal starts the clock (from the reveal, not from the deal).
     device.op(0, "reveal", t + 60_000)
     after = device.state
-    assert after is not None
-    assert [p.tile for p in after.layout.placed] == [forced]
-    assert after.to_act == 1 - (opener or 0) and after.awaiting_reveal
+    assert after is not None and not after.awaiting_reveal
+    assert after.decision_start == t + 60_000
     assert after.main == [MAIN, MAIN]
     reveal = _event(device.match_id, "reveal")
-    assert reveal["t"] == t + 60_000
+    assert reveal["t"] == t + 60_000 and "forced" not in reveal
 
 
 def test_a_same_device_view_shows_no_hand_until_the_reveal(device: Table, settings: Any) -> None:
     settings.DEAL_SEED = 3
     t = services.now_ms()
-    device.start(t)
-    device.op(0, "reveal", t + 1_000)  # the opener: forced opening
+    device.start(t)  # the forced opening is played; the next player must reveal
     s = device.state
     assert s is not None and s.awaiting_reveal
     hidden = services.view_for(device.match, s, "device", t + 2_000)
