@@ -110,6 +110,10 @@ class Match(models.Model):
         second = self.player1.username if self.player1_id else self.guest_name
         return [self.player0.username, second]
 
+    def bots(self) -> list[bool]:
+        """Whether a program plays each seat (the BOT badge); a same-device guest is a person."""
+        return [self.player0.plays_as_bot, self.player1 is not None and self.player1.plays_as_bot]
+
     def seats_of(self, user_id: int | None) -> list[int]:
         """The seats ``user_id`` plays: both at a same-device match, one otherwise."""
         if user_id is None:

@@ -215,6 +215,7 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
             {
                 "seat": s,
                 "name": names[s] or _("Player %(n)s") % {"n": s + 1},
+                "bot": bool((m.get("bots") or [False, False])[s]),
                 "is_me": s == me,
                 "balance": bal,
                 "balance_text": None if bal is None else points_and_chips(bal),

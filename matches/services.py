@@ -192,6 +192,7 @@ def view_for(
         "kind": m.kind,
         "status": m.status,
         "names": m.names(),
+        "bots": m.bots(),
         "you": seat if audience != "watch" else None,
         "watching": audience == "watch",
         "ready": list(m.ready),
