@@ -43,7 +43,8 @@ except ImportError:  # run from a checkout without installing it
 
 OVER = ("finished", "aborted", "voided")
 FINAL_CLOSES = {4401: "the token is not valid (revoked?)", 4403: "no such match"}
-RECONNECTS = 1
+RECONNECTS = 1  # socket drops survived in one match
+RECONNECT_WINDOW_S = 30.0  # how long that reconnection keeps trying
 POLL_S = 2.0  # how often the inviter asks whether its invite was accepted (well under the limit)
 
 
@@ -103,29 +104,43 @@ def create_and_wait(api: Api, say: Any) -> int:
 
 async def play(api: Api, match_id: int, level: int, log: Any) -> dict[str, Any]:
     """Play ``match_id`` to its end; the final ``match`` block of the view."""
-    player = bots.Player(level, random.Random())
-    reconnects = RECONNECTS
+    player = bots.Player(level, random.Random())  # one for the match: it keeps the hand's events
+    drops = 0
     while True:
         try:
-            async with websockets.connect(
-                api.socket_url(match_id),
-                additional_headers={"Authorization": f"Bearer {api.token}"},
-                open_timeout=15,
-            ) as ws:
+            ws = await _connect(api, match_id, RECONNECT_WINDOW_S if drops else 0)
+            async with ws:
                 return await _play_on(ws, player, log)
         except websockets.ConnectionClosed as e:
             code = e.rcvd.code if e.rcvd is not None else None
             if code in FINAL_CLOSES:
                 raise RuntimeError(f"socket closed {code}: {FINAL_CLOSES[code]}") from None
-            if reconnects == 0:
+            drops += 1
+            if drops > RECONNECTS:
                 raise
             log(f"socket closed ({code}); reconnecting")
         except OSError as e:
-            if reconnects == 0:
+            drops += 1
+            if drops > RECONNECTS:
                 raise
             log(f"socket failed ({e}); reconnecting")
-        reconnects -= 1
         await asyncio.sleep(1.0)  # 1013 asks for a pause; 1012 would allow none
+
+
+async def _connect(api: Api, match_id: int, retry_s: float) -> Any:
+    """The match socket; when reconnecting, tries again for ``retry_s`` (a server restarting)."""
+    deadline = time.monotonic() + retry_s
+    while True:
+        try:
+            return await websockets.connect(
+                api.socket_url(match_id),
+                additional_headers={"Authorization": f"Bearer {api.token}"},
+                open_timeout=15,
+            )
+        except (OSError, websockets.InvalidHandshake):
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(1.0)
 
 
 async def _play_on(ws: Any, player: bots.Player, log: Any) -> dict[str, Any]:

@@ -120,6 +120,37 @@ def test_two_bots_play_a_whole_match_and_a_revoked_token_is_shut_out(
     asyncio.run(revoked_on_the_profile_page(web, m.pk, robo, droid))
 
 
+def test_the_example_bots_reconnect_through_a_server_restart_and_finish(
+    tmp_path: Path, robo: tuple[Any, str], droid: tuple[Any, str]
+) -> None:
+    first = WebProcess(tmp_path, "web-1", server_env()).start()
+    second = WebProcess(tmp_path, "web-2", server_env(), port=first.port)
+    bots: list[Bot] = []
+    try:
+        bots.append(Bot(tmp_path, "robo", first.url, robo[1], "create"))
+        wait_for(lambda: any("code" in x for x in bots[0].lines()), WAIT_S * 3, "the invite")
+        code = next(x for x in bots[0].lines() if "code" in x)["code"]
+        bots.append(Bot(tmp_path, "droid", first.url, droid[1], "accept", code))
+        wait_for(
+            lambda: Match.objects.filter(status=Match.Status.LIVE, version__gte=20).exists(),
+            MATCH_S,
+            "a match under way",
+        )
+        first.stop()  # SIGTERM: every socket is closed with 1012, then the process exits
+        second.start()  # the same address again
+        results = [b.finish(MATCH_S) for b in bots]
+    finally:
+        for b in bots:
+            b.stop()
+        first.stop()
+        second.stop()
+    m = Match.objects.get()
+    assert m.status == Match.Status.FINISHED and m.end_reason == "balance"
+    assert all(r["status"] == "finished" and r["match_id"] == m.pk for r in results)
+    for b in bots:
+        assert "reconnecting" in b.err.read_text()  # each bot's socket dropped, and came back
+
+
 async def open_socket(url: str, token: str) -> Any:
     ws = await websockets.connect(
         url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=WAIT_S
