@@ -71,7 +71,7 @@ def _profile(request: HttpRequest, player: Any, *, status: int = 200, **bot: Any
 def become_bot(request: HttpRequest) -> HttpResponse:
     """Turn the logged-in (fresh) account into a bot account, once confirmed."""
     if request.POST.get("confirm") != "yes":
-        messages.error(request, _("Tick the box to confirm first."))
+        messages.error(request, _("Confirm first: this cannot be undone."))
     else:
         try:
             bot_accounts.become_bot(request.user)

@@ -28,7 +28,7 @@ def logged_in(user: Any) -> Client:
 
 def shown_token(page: str) -> str:
     """The token in the page's one-time token field."""
-    m = re.search(r'value="(sbb_[A-Za-z0-9_-]{43})"[^>]*data-testid="bot-token"', page)
+    m = re.search(r'data-testid="bot-token"[^>]*>(sbb_[A-Za-z0-9_-]{43})</textarea>', page)
     assert m, "the page shows no token"
     return m.group(1)
 
@@ -55,7 +55,7 @@ def test_a_fresh_account_becomes_a_bot_account_once_confirmed(alice: Any) -> Non
     unconfirmed = c.post("/accounts/bot/", follow=True)
     alice.refresh_from_db()
     assert not alice.is_bot
-    assert "確認" in unconfirmed.content.decode()  # "tick the box to confirm first"
+    assert "先に確認してください" in unconfirmed.content.decode()
 
     done = c.post("/accounts/bot/", {"confirm": "yes"}, follow=True).content.decode()
     alice.refresh_from_db()
