@@ -1,6 +1,6 @@
 """Bot accounts for the tests: ``robo`` and ``droid`` are bots with tokens.
 
-alice and bob (tests/conftest.py) are people with ``PASSWORD``. ``robo`` and
+alice and bob (tests/conftest.py) are people (logged in with ``force_login``). ``robo`` and
 ``droid`` are made the way a user makes them: a fresh account turned into a bot
 (``bot_accounts.become_bot``) and given a token (``issue_token``); the fixtures
 return ``(user, token)``. Every test starts from the embedded default and an
@@ -16,11 +16,6 @@ from django.core.cache import caches
 
 from accounts import bot_accounts
 from tests.support import FAST_HASHERS, PASSWORD, make_user, use_embedded_default
-
-
-@pytest.fixture
-def user_password() -> str:
-    return PASSWORD
 
 
 @pytest.fixture(autouse=True)
