@@ -14,10 +14,7 @@ import asyncio
 import json
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ import websockets
 from channels.db import database_sync_to_async
 
 from matches.models import Match, MatchEvent
+from tests.botacct.wire import api, revoke_in_browser
 from tests.processes import ROOT, WebProcess, server_env, session_cookie, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,15 +74,6 @@ class Bot:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-
-
-def api(server: str, path: str, token: str) -> tuple[int, dict[str, Any]]:
-    req = urllib.request.Request(server + path, headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(req, timeout=WAIT_S) as answer:
-            return answer.status, json.load(answer)
-    except urllib.error.HTTPError as e:
-        return e.code, json.load(e)
 
 
 def test_two_bots_play_a_whole_match_and_a_revoked_token_is_shut_out(
@@ -181,7 +170,7 @@ async def revoked_on_the_profile_page(
 
     # The owner, logged in to the bot account in a browser, presses 失効.
     cookie = await database_sync_to_async(session_cookie)(user)
-    status = await asyncio.to_thread(revoke_in_browser, web.url, cookie)
+    status = await asyncio.to_thread(revoke_in_browser, web.url, "robo", cookie)
     assert status == 302
 
     assert await close_code(match_ws) == 4401
@@ -193,27 +182,3 @@ async def revoked_on_the_profile_page(
     assert api(web.url, "/api/matches/live/", droid[1])[0] == 200  # droid's token lives on
     for secret in (token, droid[1]):
         assert secret not in web.log  # refused or not, a token is never logged
-
-
-def revoke_in_browser(server: str, session: str) -> int:
-    """GET the profile (for the CSRF cookie), then POST the revoke form; the status."""
-    opener = urllib.request.build_opener(NoRedirect())
-    page = opener.open(urllib.request.Request(f"{server}/u/robo/", headers={"Cookie": session}))
-    jar = SimpleCookie()
-    for header in page.headers.get_all("Set-Cookie") or []:
-        jar.load(header)
-    csrf = jar["csrftoken"].value
-    form = urllib.request.Request(
-        f"{server}/accounts/bot/token/",
-        data=b"op=revoke",
-        headers={"Cookie": f"{session}; csrftoken={csrf}", "X-CSRFToken": csrf},
-    )
-    try:
-        return int(opener.open(form).status)
-    except urllib.error.HTTPError as e:
-        return e.code
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
