@@ -18,9 +18,9 @@ a cookie that came along. Anywhere else the header is ignored: the account's
 pages (and managing its token) need its session.
 
 **Limits** (django-ratelimit, in the ``ratelimit`` cache, shared by every
-process through Redis when there is one): :data:`REQUEST_RATE` per token over
-the token paths (429 ``rate_limited``), :data:`ISSUE_RATE` token creations and
-rotations per account.
+process through Redis when there is one): ``settings.BOT_TOKEN_RATE`` requests
+per token over the token paths (429 ``rate_limited``), ``BOT_TOKEN_ISSUE_RATE``
+token creations and rotations per account.
 
 **Revocation.** Every socket opened with a token joins the token's group
 (:func:`revocation_group`, named by the digest, so joining it needs no database

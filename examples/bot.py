@@ -30,6 +30,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +96,13 @@ def create_and_wait(api: Api, say: Any) -> int:
     before = api.live_match_ids()
     invite = api.call("POST", "/api/invites/")
     say({"invite": invite["url"], "code": invite["code"], "expires_at": invite["expires_at"]})
-    while True:
+    expires = datetime.fromisoformat(invite["expires_at"])
+    while datetime.now(UTC) < expires:
         time.sleep(POLL_S)
         new = api.live_match_ids() - before
         if new:
             return min(new)
+    raise RuntimeError("nobody accepted the invite before it expired")
 
 
 async def play(api: Api, match_id: int, level: int, log: Any) -> dict[str, Any]:

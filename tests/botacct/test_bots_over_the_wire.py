@@ -107,6 +107,15 @@ def test_two_bots_play_a_whole_match_and_a_revoked_token_is_shut_out(
     assert m.rating_delta is None  # casual: nobody's rating moved
 
     asyncio.run(revoked_on_the_profile_page(web, m.pk, robo, droid))
+    refused = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "bot.py"), "--server", web.url, "create"],
+        cwd=ROOT,
+        env={**server_env(), "SB_TOKEN": robo[1]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1 and "401 invalid_token" in refused.stderr  # the bot stops
 
 
 def test_the_example_bots_reconnect_through_a_server_restart_and_finish(
