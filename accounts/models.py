@@ -8,9 +8,13 @@ username is the name shown at the table.
 
 from django.contrib.auth.models import AbstractUser
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from .names import USERNAME_HELP, validate_username
+
+# The site's computer players (bots/ levels), for ``User.computer_level``.
+COMPUTER_LEVELS = {1: _("Beginner"), 2: _("Intermediate"), 3: _("Advanced")}
 
 
 class User(AbstractUser):
@@ -34,3 +38,25 @@ class User(AbstractUser):
 
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"
+
+    @property
+    def plays_as_bot(self) -> bool:
+        """A program plays for this account: it wears the BOT badge."""
+        return self.is_bot or self.computer_level is not None
+
+
+class BotToken(models.Model):
+    """The API token of a bot account (accounts/tokens.py): at most one per account.
+
+    Only the SHA-256 of the token is kept. The token is 256 random bits, so its
+    hash can be neither guessed nor reversed, and a leak of this table gives
+    nobody a working token. Rotating replaces ``digest`` in place; revoking
+    deletes the row.
+    """
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="bot_token")
+    digest = models.CharField(max_length=64, unique=True)  # hex SHA-256 of the token
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"bot token of {self.user_id} ({self.created_at:%Y-%m-%d %H:%M})"

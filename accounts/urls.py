@@ -25,4 +25,6 @@ urlpatterns = [
         name="password_change_done",
     ),
     path("u/<str:username>/", views.profile, name="profile"),
+    path("accounts/bot/", views.become_bot, name="become_bot"),
+    path("accounts/bot/token/", views.bot_token, name="bot_token"),
 ]

@@ -1,11 +1,18 @@
+from typing import Any
+
+from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_http_methods
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
 
+from . import bot_accounts, tokens
 from .forms import SignUpForm
-from .models import User
+from .models import BotToken, User
 from .stats import record_for
 
 
@@ -34,14 +41,71 @@ def signup(request: HttpRequest) -> HttpResponse:
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     """A player's public page: matches played, won and lost."""
     player = get_object_or_404(User, username=username, is_active=True)
+    return _profile(request, player)
+
+
+def _profile(request: HttpRequest, player: Any, *, status: int = 200, **bot: Any) -> HttpResponse:
     from history.profile import extras  # rating, rating chart, recent matches
 
-    return render(
-        request,
-        "accounts/profile.html",
-        {
-            "player": player,
-            "record": record_for(player),
-            "profile_extras": extras(player, request.user),
-        },
-    )
+    ctx = {
+        "player": player,
+        "record": record_for(player),
+        "profile_extras": extras(player, request.user),
+    }
+    if request.user == player:
+        # The owner's bot-account card: can it become one, its token (``bot``: a
+        # token just made, to show once).
+        ctx["bot"] = {
+            "fresh": not player.is_bot and bot_accounts.is_fresh(player),
+            "token": BotToken.objects.filter(user_id=player.pk).first(),
+            **bot,
+        }
+    return render(request, "accounts/profile.html", ctx, status=status)
+
+
+# --- the owner's bot account (accounts/bot_accounts.py) ----------------------------
+
+
+@login_required
+@require_POST
+def become_bot(request: HttpRequest) -> HttpResponse:
+    """Turn the logged-in (fresh) account into a bot account, once confirmed."""
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, _("Confirm first: this cannot be undone."))
+    else:
+        try:
+            bot_accounts.become_bot(request.user)
+            messages.success(request, _("This is a bot account now. Create its API token below."))
+        except bot_accounts.BotAccountError as e:
+            messages.error(request, e.message)
+    return redirect("profile", username=request.user.get_username())
+
+
+def _issue_key(group: str, request: HttpRequest) -> str:
+    return str(request.user.pk)
+
+
+@never_cache
+@login_required
+@require_POST
+def bot_token(request: HttpRequest) -> HttpResponse:
+    """``op``: ``create`` or ``rotate`` (the page shows the new token once), ``revoke``."""
+    user = request.user
+    op = request.POST.get("op", "")
+    if op == "revoke":
+        if bot_accounts.revoke_token(user):
+            messages.success(request, _("The API token is revoked: it no longer works."))
+        return redirect("profile", username=user.get_username())
+    if op not in ("create", "rotate"):
+        messages.error(request, _("Unknown operation."))
+        return redirect("profile", username=user.get_username())
+    if tokens.over_limit(request, "bot-token-issue", _issue_key, tokens.issue_rate()):
+        messages.error(request, _("Too many new tokens: wait a while before making another."))
+        return _profile(request, user, status=429)
+    try:
+        token = bot_accounts.issue_token(user)
+    except bot_accounts.BotAccountError as e:
+        messages.error(request, e.message)
+        return redirect("profile", username=user.get_username())
+    # Rendered, not redirected: the token is in this one answer and nowhere else.
+    return _profile(request, user, new_token=token)

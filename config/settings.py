@@ -17,6 +17,7 @@ Every value read here is checked: a value that cannot be understood (``DEBUG=may
 from __future__ import annotations
 
 import os
+import re
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -81,6 +82,14 @@ def envchoice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def envrate(name: str, default: str) -> str:
+    """Read a rate limit, ``count/period`` with a period of s, m, h or d (``120/m``)."""
+    value = envstr(name, default)
+    if not re.fullmatch(r"[1-9][0-9]*/[smhd]", value):
+        raise ImproperlyConfigured(f"{name}={value!r} is not a rate such as 120/m (s, m, h or d).")
+    return value
+
+
 # True under pytest or `manage.py test`: the only place besides DEBUG where a
 # fixed deal seed is allowed.
 TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
@@ -141,6 +150,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Bot accounts' `Authorization: Bearer` on /api/ and /queue/ (accounts/tokens.py):
+    # replaces the session's user and answers a bad token (401) or too many calls (429).
+    "accounts.tokens.bearer_auth",
     # Anonymous /api/ calls get 401 JSON here, before the CSRF check (process_view).
     "accounts.api.api_login_required",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -276,6 +288,25 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "options": {"expires": 2.0},
     },
 }
+
+# The bot tokens' rate limits (django-ratelimit, accounts/tokens.py) count in this
+# cache: Redis when there is one, so that every web process counts the same
+# calls; else this one process's memory (the embedded default has one process).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": envstr("CHANNEL_LAYER_PREFIX", "asgi") + ":rl",
+    }
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ratelimit"},
+}
+RATELIMIT_USE_CACHE = "ratelimit"
+# Requests per token on /api/ and /queue/ (429 past it), and token creations and
+# rotations per account: "count/period", period s, m, h or d ("120/m").
+BOT_TOKEN_RATE = envrate("BOT_TOKEN_RATE", "120/m")
+BOT_TOKEN_ISSUE_RATE = envrate("BOT_TOKEN_ISSUE_RATE", "10/h")
 
 # --- Load harness --------------------------------------------------------------------
 

@@ -51,6 +51,8 @@ class Row:
     opponent: str
     # The opponent's account name (a link to its profile), or None for a guest.
     opponent_username: str | None
+    opponent_bot: bool  # a program plays for the opponent (the BOT badge)
+    opponent_computer: int | None  # the site's computer at this level (🤖 badge)
     result: str
     how: str
     rating_change: int | None
@@ -116,10 +118,13 @@ def row_for(match: Match, user: Any, viewer: Any = None) -> Row:
     """One match from ``user``'s side (``matches_over`` annotations used when present)."""
     seat = 1 if match.player1_id == user.pk and match.player0_id != user.pk else 0
     if match.kind == Match.Kind.SAME_DEVICE or match.player1_id is None:
-        opponent, opponent_username = match.guest_name, None
+        opponent, opponent_username, opponent_bot = match.guest_name, None, False
+        opponent_computer = None
     else:
         other = match.player1 if seat == 0 else match.player0
         opponent, opponent_username = other.username, other.username
+        opponent_bot = other.plays_as_bot
+        opponent_computer = other.computer_level
     if match.status == Match.Status.ABORTED:
         how, result = "abort", NO_RESULT
     elif match.status == Match.Status.VOIDED:
@@ -136,6 +141,8 @@ def row_for(match: Match, user: Any, viewer: Any = None) -> Row:
         seat=seat,
         opponent=opponent,
         opponent_username=opponent_username,
+        opponent_bot=opponent_bot,
+        opponent_computer=opponent_computer,
         result=result,
         how=how,
         rating_change=getattr(match, "my_rating_change", None),

@@ -177,10 +177,13 @@ def _result_text(m: Match, names: list[str]) -> str:
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    """Players with at least 5 rated matches, best rating first."""
+    """Players with at least 5 rated matches, best rating first; never a bot (casual only)."""
     qs = (
         PlayerRating.objects.filter(
-            rated_matches__gte=LEADERBOARD_MIN_MATCHES, user__is_active=True
+            rated_matches__gte=LEADERBOARD_MIN_MATCHES,
+            user__is_active=True,
+            user__is_bot=False,
+            user__computer_level__isnull=True,
         )
         .select_related("user")
         .order_by("-rating", "-rated_matches", "user__username")

@@ -39,13 +39,14 @@ from django.db import close_old_connections, transaction
 from django.utils.translation import gettext_lazy as _
 
 import bots
+from accounts.models import COMPUTER_LEVELS
 
 from . import services
 from .models import Match
 
 log = logging.getLogger(__name__)
 
-LEVELS = {1: _("Beginner"), 2: _("Intermediate"), 3: _("Advanced")}
+LEVELS = COMPUTER_LEVELS  # 1 入門, 2 中級, 3 上級
 RETRY_AFTER_S = 10.0  # a decision not applied by then is asked for again
 
 _lock = threading.Lock()

@@ -39,6 +39,7 @@ from .socket_auth import (
     origin_allowed,
     scope_user,
 )
+from .token_sockets import ClosedOnRevoke  # a bot token's sockets close when it is revoked
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ class LayerSafe:
         # Before the handshake, connect() finds the layer down itself (group_add).
 
 
-class MatchConsumer(LayerSafe, AsyncWebsocketConsumer):
+class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     match_id: int
     audience: str
     html: bool

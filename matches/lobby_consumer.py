@@ -40,12 +40,13 @@ from .socket_auth import (
     origin_allowed,
     scope_user,
 )
+from .token_sockets import ClosedOnRevoke  # a bot token's sockets close when it is revoked
 
 PRESENCE_EVERY_S = 10.0
 MAX_FRAME_BYTES = 1024
 
 
-class LobbyConsumer(LayerSafe, AsyncWebsocketConsumer):
+class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     group: str
     language: str
     _presence: asyncio.Task[None] | None = None

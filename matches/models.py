@@ -79,6 +79,7 @@ class Match(models.Model):
     # of the site's computer player if one plays: written once at creation, so
     # that a move needs no read of the users.
     player_names = models.JSONField(default=list, blank=True)
+    player_bots = models.JSONField(default=list, blank=True)  # a program plays the seat
     computer_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     computer_level = models.PositiveSmallIntegerField(null=True, blank=True)
     rating_delta = models.JSONField(null=True, blank=True)
@@ -117,6 +118,12 @@ class Match(models.Model):
             return list(self.player_names)
         second = self.player1.username if self.player1_id else self.guest_name
         return [self.player0.username, second]
+
+    def bots(self) -> list[bool]:
+        """Whether a program plays each seat (the BOT badge); a same-device guest is a person."""
+        if self.player_bots:
+            return [bool(b) for b in self.player_bots]
+        return [self.player0.plays_as_bot, self.player1 is not None and self.player1.plays_as_bot]
 
     def seats_of(self, user_id: int | None) -> list[int]:
         """The seats ``user_id`` plays: both at a same-device match, one otherwise."""

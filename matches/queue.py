@@ -262,10 +262,16 @@ class JoinResult:
 def join(user: Any, *, pair: bool = True) -> JoinResult:
     """Put ``user`` in the ranked queue (idempotent), then try to pair at once.
 
-    Refused (``ServiceError("busy")``) while the player has a waiting or live match.
+    Refused (``ServiceError("busy")``) while the player has a waiting or live match,
+    and always for a bot account (``bot_not_ranked``: bots play casual matches only).
     """
     with transaction.atomic():
-        lock_users([user.pk])
+        locked = lock_users([user.pk]).get(user.pk)
+        if locked is not None and locked.plays_as_bot:  # read under the lock: see become_bot
+            raise services.ServiceError(
+                "bot_not_ranked",
+                _("A bot account plays casual matches only: it cannot join the ranked queue."),
+            )
         busy = services.open_matches_of([user.pk])
         if busy:
             raise services.ServiceError(

@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -47,6 +47,10 @@ def queue_join(request: HttpRequest) -> HttpResponse:
     try:
         result = queue.join(request.user)
     except services.ServiceError as e:
+        if getattr(request, "bot_token", None) is not None:
+            # A program with a bearer token (accounts/tokens.py) is told in JSON.
+            status = 403 if e.code == "bot_not_ranked" else 409
+            return JsonResponse({"code": e.code, "message": e.message}, status=status)
         if request.htmx:
             return _card(request, e.message)
         messages.error(request, e.message)

@@ -236,6 +236,16 @@ def _seat_of(view: dict[str, Any]) -> tuple[int, bool]:
     return (you if you in (0, 1) else 0), False
 
 
+def _computer_label(m: dict[str, Any], seat: int) -> str | None:
+    """``🤖 中級`` at the seat the site's computer plays, else ``None``."""
+    from accounts.models import COMPUTER_LEVELS
+
+    c = m.get("computer")
+    if not c or c.get("seat") != seat:
+        return None
+    return f"🤖 {COMPUTER_LEVELS.get(c.get('level'), '')}"
+
+
 def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
     m = view["match"]
     names = m.get("names") or ["", ""]
@@ -258,6 +268,8 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
                 "name": names[s] or _("Player %(n)s") % {"n": s + 1},
                 # "1520?" while provisional; a same-device guest has none.
                 "rating": rating.get("display") if isinstance(rating, dict) else None,
+                "bot": bool((m.get("bots") or [False, False])[s]),
+                "computer": _computer_label(m, s),
                 "is_me": s == me,
                 "balance": bal,
                 "balance_text": None if bal is None else points_and_chips(bal),

@@ -196,6 +196,10 @@ def view_for(
         "kind": m.kind,
         "status": m.status,
         "names": m.names(),
+        "bots": m.bots(),
+        "computer": None
+        if m.computer_seat is None
+        else {"seat": m.computer_seat, "level": m.computer_level},
         "you": seat if audience != "watch" else None,
         "watching": audience == "watch",
         "ready": list(m.ready),
@@ -341,6 +345,7 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
         wake_at_ms=deadline,
         player_ratings=[_rating_for_view(p) for p in (player0, player1)],
         player_names=[player0.username, player1.username if player1 is not None else guest_name],
+        player_bots=[bool(getattr(p, "plays_as_bot", False)) for p in (player0, player1)],
     )
     for seat, user in enumerate((player0, player1)):
         if getattr(user, "computer_level", None):

@@ -13,6 +13,12 @@ site: the same scheme, host and port as the socket itself (``ws`` ↔ ``http``,
 ``SECURE_PROXY_SSL_HEADER`` is set), or one of ``CSRF_TRUSTED_ORIGINS``; and
 the host must be one of ``ALLOWED_HOSTS``. A foreign page can thus never ride
 on a player's cookie.
+
+**Bot tokens.** A socket that sends ``Authorization: Bearer <token>`` (a bot
+account's API token, ``accounts.tokens``) is the token's account and nobody
+else: its cookie, if any, is not read, and a bad token is 4401. It needs no
+``Origin``: browsers cannot send that header, so no page can make a visitor's
+browser open such a socket.
 """
 
 from __future__ import annotations
@@ -89,8 +95,22 @@ def _normal(origin: str) -> str | None:
     return f"{parts.scheme}://{netloc}"
 
 
+def bearer_token(scope: dict[str, Any]) -> str | None:
+    """The socket's bearer token: ``None`` without an ``Authorization`` header, else
+    the token (``""`` when the header holds none)."""
+    from accounts.tokens import bearer
+
+    return bearer(header(scope, b"authorization"))
+
+
 def origin_allowed(scope: dict[str, Any]) -> bool:
-    """Whether the socket's ``Origin`` is this site (scheme, host and port)."""
+    """Whether the socket's ``Origin`` is this site (scheme, host and port).
+
+    A bot's token socket needs none (module docstring): its user is found by the
+    token alone.
+    """
+    if bearer_token(scope):
+        return True
     origin = header(scope, b"origin")
     if not origin:
         return False
@@ -137,4 +157,9 @@ def scope_user(scope: dict[str, Any]) -> Any | None:
     given = scope.get("user")
     if given is not None and getattr(given, "is_authenticated", False):
         return given
+    token = bearer_token(scope)
+    if token is not None:
+        from accounts.tokens import user_for_token
+
+        return user_for_token(token)
     return user_for_session(cookies(scope).get(settings.SESSION_COOKIE_NAME))

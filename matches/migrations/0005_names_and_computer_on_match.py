@@ -11,16 +11,20 @@ def fill(apps, schema_editor):
             m.player0.username,
             m.player1.username if m.player1_id else m.guest_name,
         ]
+        m.player_bots = [
+            bool(u is not None and (u.is_bot or u.computer_level is not None))
+            for u in (m.player0, m.player1)
+        ]
         for seat, user in enumerate((m.player0, m.player1)):
             if user is not None and getattr(user, "computer_level", None):
                 m.computer_seat, m.computer_level = seat, user.computer_level
-        m.save(update_fields=["player_names", "computer_seat", "computer_level"])
+        m.save(update_fields=["player_names", "player_bots", "computer_seat", "computer_level"])
 
 
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("accounts", "0003_bot_accounts"),
+        ("accounts", "0004_bot_tokens"),
         ('matches', '0004_match_ratings_and_credit'),
     ]
 
@@ -38,6 +42,11 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='match',
             name='player_names',
+            field=models.JSONField(blank=True, default=list),
+        ),
+        migrations.AddField(
+            model_name="match",
+            name="player_bots",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),

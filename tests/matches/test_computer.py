@@ -152,3 +152,17 @@ def test_the_lobby_offers_three_levels_and_a_bad_level_is_refused(
     assert r["Location"] == f"/matches/{m.pk}/"
     r = client.post("/api/matches/computer/", {"level": 1}, content_type="application/json")
     assert r.status_code == 200  # a second (waiting) match is allowed, up to three
+
+
+def test_history_shows_the_computer_with_a_robot_and_its_level(
+    alice: Any, quick: Any, client: Any
+) -> None:
+    m = computer.play(alice, 2)
+    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    m = _m(m.pk)
+    services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())
+    client.force_login(alice)
+    page = client.get(f"/u/{alice.username}/matches/").content.decode()
+    assert 'data-testid="computer-badge"' in page and "🤖 中級" in page
+    # On the match page too, next to its name.
+    assert "🤖 中級" in client.get(f"/matches/{m.pk}/").content.decode()

@@ -26,6 +26,7 @@ LISTS = (
     ROOT / "history" / "TRANSLATIONS_ja.txt",
     ROOT / "matches" / "TRANSLATIONS_queue_ja.txt",
     ROOT / "accounts" / "TRANSLATIONS_safety_ja.txt",
+    ROOT / "accounts" / "TRANSLATIONS_botacct_ja.txt",
     ROOT / "rules" / "TRANSLATIONS_rules_ja.txt",
     ROOT / "templates" / "TRANSLATIONS_ui_ja.txt",
     ROOT / "templates" / "matches" / "TRANSLATIONS_matchui_ja.txt",
