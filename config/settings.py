@@ -268,6 +268,9 @@ if MATCH_SWEEPER == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("MATCH_SWEEPER=celery needs REDIS_URL (the Celery broker).")
 # Redis keys of the web tier's proof of life (matches/liveness.py).
 LIVENESS_PREFIX = envstr("LIVENESS_PREFIX", "sb")
+# host:port players connect to when it is not the web process itself (the proxy):
+# a web process proves life only while that address accepts connections.
+LIVENESS_PROBE = envstr("LIVENESS_PROBE", "")
 
 # Without Redis, Celery gets an in-process broker so nothing ever dials out.
 CELERY_BROKER_URL = REDIS_URL or "memory://"

@@ -20,6 +20,10 @@ channel layer answers (a process that cannot push is no use to a player):
   given back;
 - every :data:`BEAT_S` it writes its ``Heartbeat`` row (``kind="web"``).
 
+Behind a proxy (``make run-services``: HAProxy), a web process proves life
+only while the proxy accepts connections too (``LIVENESS_PROBE``, its
+address): players reach the web tier only through it.
+
 **Outages** (:func:`beat`). A process beating finds the newest beat of all web
 processes. If that is more than :data:`GAP_MS` old, nobody could receive
 frames in between: :func:`matches.services.credit_outage` gives that time back
@@ -222,6 +226,8 @@ class PulseThread(threading.Thread):
         client = _redis()
         if client is not None:
             client.ping()  # no channel layer, no pushes: then this process proves nothing
+        if not proxy_answers():
+            return  # players reach us through the proxy: if it is down, nobody can
         if time.monotonic() - self._last_beat >= BEAT_S:
             # The database beat first (it credits an outage this process ends),
             # then the pulse that lets the sweepers move.
@@ -235,6 +241,19 @@ class PulseThread(threading.Thread):
 def _mark_beaten() -> None:
     global beaten
     beaten = True
+
+
+def proxy_answers() -> bool:
+    """Whether the address players connect to (``LIVENESS_PROBE``, the proxy) accepts."""
+    probe = getattr(settings, "LIVENESS_PROBE", "")
+    if not probe:
+        return True
+    host, _, port = probe.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
 
 
 _thread: PulseThread | None = None

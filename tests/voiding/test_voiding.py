@@ -255,3 +255,19 @@ def test_a_move_after_the_void_is_refused(
     with pytest.raises(services.ServiceError) as e:
         services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())
     assert e.value.code == "match_over"
+
+
+def test_a_web_process_proves_nothing_while_the_proxy_in_front_of_it_is_down(
+    settings: Any,
+) -> None:
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        settings.LIVENESS_PROBE = f"127.0.0.1:{listening.getsockname()[1]}"
+        assert liveness.proxy_answers()
+    # The proxy is gone: the port no longer accepts.
+    assert not liveness.proxy_answers()
+    settings.LIVENESS_PROBE = ""
+    assert liveness.proxy_answers()  # no proxy: nothing to check
