@@ -11,7 +11,9 @@ from typing import Any
 
 from .match import (
     AUCTION,
+    HAND_OVER,
     JOCKEY_DISCOUNT,
+    MATCH_OVER,
     PLAY,
     MatchState,
     bid_cost,
@@ -110,7 +112,9 @@ def view_for(
         }
         for p in s.layout.placed
     ]
-    v["settlement"] = s.settlement
+    # Shown while a hand's end is on the table (between hands, or at the match's
+    # end); during the next hand it is old news and only weighs down every frame.
+    v["settlement"] = s.settlement if s.phase in (HAND_OVER, MATCH_OVER) else None
     v["events"] = [event_for(e, seat) for e in s.log if since_seq is None or e["seq"] > since_seq]
     v["handoff"] = s.handoff
     if seat is None:

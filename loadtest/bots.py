@@ -89,6 +89,8 @@ class Recorder:
     drops: list[tuple[float, int | None]] = field(default_factory=list)
     ended: list[tuple[float, str]] = field(default_factory=list)  # (t, final status)
     sent: list[float] = field(default_factory=list)
+    # Bytes of each state frame a JSON socket received after a change (not on connect).
+    frame_bytes: list[tuple[float, int]] = field(default_factory=list)
 
     examples: dict[str, str] = field(default_factory=dict)  # code → its first frame / reason
 
@@ -108,6 +110,7 @@ class Recorder:
             "drops": sum(1 for t, _ in self.drops if t0 <= t < t1),
             "ended": Counter(status for t, status in self.ended if t0 <= t < t1),
             "sent": sum(1 for t in self.sent if t0 <= t < t1),
+            "frame_bytes": [n for t, n in self.frame_bytes if t0 <= t < t1],
         }
 
 
@@ -334,6 +337,8 @@ class Bot(Socket):
             error = toast_code(self.page) if "sb-toast" in ids else None
         else:
             seen, error = read_json(text)
+            if seen is not None and '"events_after":null' not in text:
+                self.rec.frame_bytes.append((at, len(text.encode())))
         if error:
             self.rec.error(error, text)
             self.table.pending[self.seat] = None

@@ -86,6 +86,11 @@ def level_row(
         "moves_by_html_bots": sum(1 for m in moves if m.mover_html),
         "ops": dict(Counter(m.op for m in moves)),
         "charged_beyond_thinking_ms": {"p99": pct(charged, 99), "max": max(charged, default=None)},
+        "state_frame_bytes": {
+            "p50": pct(window.get("frame_bytes", []), 50),
+            "p95": pct(window.get("frame_bytes", []), 95),
+            "max": max(window.get("frame_bytes", []), default=None),
+        },
         "voided": window["ended"].get("voided", 0),
         "ended": dict(window["ended"]),
         **usage_fields(u, len(moves)),
@@ -134,10 +139,12 @@ def play_table(rows: list[dict[str, Any]]) -> str:
         "errors",
         "dropped",
         "voided",
+        "frame B p50/p95",
     ]
     out = []
     for r in rows:
         lat = r.get("latency_ms") or {}
+        fb = r.get("state_frame_bytes") or {}
         out.append(
             [
                 r["level"],
@@ -152,6 +159,7 @@ def play_table(rows: list[dict[str, Any]]) -> str:
                 _errors(r),
                 _n(r["dropped_sockets"]),
                 _n(r.get("voided")),
+                f"{_n(fb.get('p50'), 0)}/{_n(fb.get('p95'), 0)}",
             ]
         )
     return markdown(header, out)

@@ -682,8 +682,12 @@ def _live_op(
         if state.phase == engine.HAND_OVER:
             return _maybe_auto_continue(m, state, now, events)
         return state
+    if op == "start":
+        return state  # "I am ready" once the match runs (a press racing the other's): nothing
     if op == "continue":
         if state.phase != engine.HAND_OVER:
+            if parsed["version"] < m.version:
+                return state  # sent before the next hand started (the other's press did it)
             raise ServiceError("bad_phase", _("The hand is still being played."), version=m.version)
         window_over = m.ready_deadline_ms is not None and now >= m.ready_deadline_ms
         if not all(m.ready[s] for s in seats):

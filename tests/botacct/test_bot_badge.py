@@ -97,9 +97,11 @@ def test_history_and_replay_badge_the_bot_opponent(
 def test_a_computer_player_wears_the_badge_too(tables: Tables, alice: Any) -> None:
     cpu = make_user("cpu", computer_level=2)
     m = tables.casual(alice, cpu)
-    assert badged_names(page(None, "/u/cpu/")) == ["cpu"]
+    # The site's computer players wear 🤖 and their level instead of "BOT".
+    profile = page(None, "/u/cpu/")
+    assert 'data-testid="computer-badge" data-level="2">🤖 中級<' in profile
     html = page(alice, f"/matches/{m.pk}/")
-    assert html.count(BADGE) == 1
+    assert html.count('data-testid="computer-badge"') == 1 and "🤖 中級" in html
 
 
 def _leaderboard() -> list[str]:

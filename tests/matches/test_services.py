@@ -562,3 +562,17 @@ def test_a_seeded_match_played_to_its_end_matches_the_rules_step_by_step(
     s = table.state
     assert s is not None and sorted(s.balances) == [0, 300]
     assert m.winner_seat == s.winner == s.balances.index(300)
+
+
+def test_a_start_or_continue_racing_the_change_it_asks_for_is_no_error(
+    table: Table, settings: Any
+) -> None:
+    # Both press 開始 at once: the second press finds the match live already.
+    t, _ = _started(table, settings)
+    version = table.version
+    out = table.op(0, "start", t + 500)
+    assert out.error is None and table.version == version  # nothing happened, nothing refused
+    # A 次へ sent before the next hand started (at an older version) is ignored too.
+    out = services.act(table.match_id, table.users[0], {"op": "continue", "version": version - 1},
+                       t + 600)  # fmt: skip
+    assert out.error is None and table.version == version
