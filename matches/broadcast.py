@@ -28,6 +28,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 from . import db
+from .layers import InMemoryLayer
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +91,18 @@ async def _send_change(change: Any) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    for audience, text in change.frames.items():
-        await layer.group_send(
-            group_name(change.match_id, audience),
-            {"type": "match.frame", "version": change.version, "text": text},
-        )
+    in_process = isinstance(layer, InMemoryLayer)
+    for audience in change.audiences:
+        group = group_name(change.match_id, audience)
+        message = {"type": "match.frame", "version": change.version}
+        if in_process:
+            # One process: only the audiences someone listens to, and the view
+            # itself goes along (a page renders it without decoding the text).
+            if not layer.groups.get(group):
+                continue
+            message["view"] = change.view(audience)
+        message["text"] = change.frame(audience)
+        await layer.group_send(group, message)
 
 
 def _mark_unpushed(match_id: int) -> None:

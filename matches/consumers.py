@@ -240,7 +240,9 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             self.sent_version = event["version"]
             await self.send(text_data=event["text"])
             return
-        await self._send_view(json.loads(event["text"])["view"])
+        # One process hands the view itself over (shared: copied before it is changed).
+        view = event.get("view")
+        await self._send_view(dict(view) if view is not None else json.loads(event["text"])["view"])
 
     async def _send_current(self) -> None:
         found = await db.run(_current, self.match_id, self.user, self.audience)

@@ -122,18 +122,45 @@ class ServiceError(Exception):
         self.match_id = match_id  # the match a ``busy`` player should go back to
 
 
-@dataclass(frozen=True)
 class Change:
     """A committed change of one match: its new version and each audience's state frame.
 
-    ``frames`` maps an audience (``seat0``, ``seat1``, ``device``, ``watch``) to
-    the JSON text of its ``state`` frame (docs/protocol.md), so that a frame is
-    encoded once, whatever number of sockets and processes send it.
+    An audience (``seat0``, ``seat1``, ``device``, ``watch``) gets its view
+    (:meth:`view`, made from the row and the state in hand: nothing is read back)
+    and the JSON text of its ``state`` frame (:meth:`frame`, docs/protocol.md),
+    encoded at most once, when first asked for — once whatever number of sockets
+    and processes send it, and not at all for an audience nobody listens to (the
+    embedded default's pushes know who listens).
     """
 
-    match_id: int
-    version: int
-    frames: dict[str, str]
+    def __init__(
+        self,
+        m: Match,
+        state: engine.MatchState | None,
+        now: int,
+        since_seq: int | None,
+    ) -> None:
+        self.match_id = m.pk
+        self.version = m.version
+        self.audiences = audiences(m)
+        # Made here, on the database thread: a view of a match that is over reads
+        # its rematch offer.
+        self._views = {a: view_for(m, state, a, now, since_seq=since_seq) for a in self.audiences}
+        self._frames: dict[str, str] = {}
+
+    def view(self, audience: str) -> dict[str, Any]:
+        """``audience``'s view; shared by whoever asks: do not mutate it."""
+        return self._views[audience]
+
+    def frame(self, audience: str) -> str:
+        if audience not in self._frames:
+            self._frames[audience] = state_frame(self.view(audience))
+        return self._frames[audience]
+
+    @property
+    def frames(self) -> dict[str, str]:
+        """Every audience's frame (made now if not yet)."""
+        return {a: self.frame(a) for a in self.audiences}
 
 
 @dataclass
@@ -222,12 +249,6 @@ def state_frame(view: dict[str, Any]) -> str:
         {"type": "state", "version": view["match"]["version"], "view": view},
         separators=(",", ":"),
     )
-
-
-def _frames(
-    m: Match, state: engine.MatchState | None, now: int, since_seq: int | None
-) -> dict[str, str]:
-    return {a: state_frame(view_for(m, state, a, now, since_seq=since_seq)) for a in audiences(m)}
 
 
 def _result(m: Match) -> dict[str, Any] | None:
@@ -884,7 +905,7 @@ def save_change(
     _write_row(m)
     _record(m, events)
     since = before.seq if before is not None else None
-    change = Change(m.pk, m.version, _frames(m, state, now_ms() if now is None else now, since))
+    change = Change(m, state, now_ms() if now is None else now, since)
     transaction.on_commit(lambda: publish(change))
     return change
 
@@ -1163,7 +1184,7 @@ def current_change(match_id: int) -> Change | None:
     if m is None:
         return None
     state = engine.from_dict(m.state) if m.state is not None else None
-    return Change(m.pk, m.version, _frames(m, state, now_ms(), None))
+    return Change(m, state, now_ms(), None)
 
 
 def live_matches_of(user: Any) -> list[Match]:
