@@ -35,6 +35,7 @@ units (``UNIT`` per square) ready for the template.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -401,10 +402,7 @@ def geometry(
     tiles = []
     for d in drawn:
         b = d.box
-        pips = []
-        for cx, cy, v in d.halves:
-            for ox, oy in pip_offsets(v, d.vertical):
-                pips.append((_r((cx + ox) * u), _r((cy + oy) * u)))
+        pips = list(_pips(tuple(d.halves), d.vertical))
         (ax, ay, _), (bx, by, _) = d.halves
         mx, my = (ax + bx) / 2, (ay + by) / 2
         if d.vertical:
@@ -468,6 +466,17 @@ def geometry(
         "positions": positions,
         "unit": u,
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _pips(halves: tuple[tuple[float, float, int], ...], vertical: bool) -> tuple[Vec, ...]:
+    """A tile's pips in user units (a tile keeps its place as the layout grows: cached)."""
+    u = UNIT
+    return tuple(
+        (_r((cx + ox) * u), _r((cy + oy) * u))
+        for cx, cy, v in halves
+        for ox, oy in pip_offsets(v, vertical)
+    )
 
 
 def _r(x: float) -> float | int:

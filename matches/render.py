@@ -1037,11 +1037,32 @@ def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
     ctx["oob_attr"] = OOB
     out = []
     for fid, template in FRAGMENTS:
+        inputs = _INPUTS.get(fid)
+        if inputs is not None:
+            # A part whose inputs are what they were is what it was: not drawn again.
+            key = repr([ctx.get(k) for k in inputs] + [_names(ctx)])
+            if sent.get(f"{fid}:in") == key and fid in sent:
+                continue
+            sent[f"{fid}:in"] = key
         html = _fragment(fid, template, view, ctx)
         if sent.get(fid) != html:
             sent[fid] = html
             out.append(html)
     return "".join(out)
+
+
+# The parts that change seldom, and the context entries each is drawn from alone
+# (besides the players' names). The others change with nearly every move.
+_INPUTS = {
+    "sb-auction": ("auction",),
+    "sb-settlement": ("settlement", "result", "rematch", "after", "cont"),
+    "sb-log": ("log",),
+    "sb-overlay": ("overlay", "kind", "kind_label"),
+}
+
+
+def _names(ctx: dict[str, Any]) -> list[Any]:
+    return [p.get("name") for p in ctx.get("players") or []]
 
 
 def _fragment(fid: str, template: str, view: dict[str, Any], ctx: dict[str, Any]) -> str:
