@@ -226,14 +226,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL", "")
 
-# Every connection the channel layer opens to Redis. redis-py (8.x) gives each
-# connection a 5 s read timeout by default, and channels-redis waits for
-# messages with a 5 s BRPOP: whenever a process had nothing to deliver for 5 s
-# the read timed out first and the socket's consumer died (close 1011). The
-# read timeout must stay above the BRPOP's; keepalive and the health check find
-# a dead connection instead. The pool is sized for bursts of group_send (at the
-# default cap of 100, load raised MaxConnectionsError).
-CHANNEL_LAYER_BRPOP_S = 5  # channels-redis's RedisChannelLayer.brpop_timeout
+# The channel layer on Redis is channels-redis's pub/sub layer: a change is
+# PUBLISHed once per audience and each web process, subscribed to the groups
+# its sockets are in, hands it to them. (The list-based RedisChannelLayer took
+# about three round trips per group_send and a BRPOP per receive, and a quarter
+# of a web process's CPU under load.) Its connections: a read timeout well above
+# any wait (redis-py 8.x defaults to 5 s, which with the list layer's 5 s BRPOP
+# killed every socket idle for 5 s), keepalive and a health check to find a dead
+# connection, and a pool sized for bursts of publishes.
+CHANNEL_LAYER_READ_TIMEOUT_S = 20
 REDIS_LAYER_POOL = envint("REDIS_LAYER_POOL", 1000)
 
 
@@ -241,15 +242,15 @@ def redis_channel_layer(url: str, **config: object) -> dict[str, object]:
     """The ``CHANNEL_LAYERS["default"]`` entry for Redis at ``url`` (tests use it too)."""
     host = {
         "address": url,
-        "socket_timeout": CHANNEL_LAYER_BRPOP_S * 4,
+        "socket_timeout": CHANNEL_LAYER_READ_TIMEOUT_S,
         "socket_connect_timeout": 5,
         "socket_keepalive": True,
         "health_check_interval": 30,
         "max_connections": REDIS_LAYER_POOL,
     }
     return {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [host], "capacity": 1000, "expiry": 60, **config},
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {"hosts": [host], **config},
     }
 
 

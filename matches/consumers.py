@@ -98,6 +98,20 @@ class LayerSafe:
     accepted = False
     _raw_receive: Any = None
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)  # type: ignore[misc]
+        except Exception:
+            if hasattr(self, "channel_name"):
+                raise
+            # The layer could not even make this socket's channel (Redis is down):
+            # answer the handshake ourselves, accepted then closed with 1013.
+            log.warning("no channel layer for a new socket; refused with 1013")
+            message = await receive()
+            if message.get("type") == "websocket.connect":
+                await send({"type": "websocket.accept"})
+                await send({"type": "websocket.close", "code": CLOSE_TRY_LATER})
+
     @property
     def channel_receive(self) -> Any:
         return self._safe_receive

@@ -300,7 +300,9 @@ def test_a_deadline_pending_when_the_worker_is_killed_is_resolved_within_2_s_of_
 def test_a_match_created_while_redis_is_unreachable_still_times_out(
     alice: Any, bob: Any, settings: Any, client: Any, require_redis: str
 ) -> None:
-    from asgiref.sync import async_to_sync
+    import asyncio
+
+    from asgiref.sync import async_to_sync, sync_to_async
     from channels.layers import get_channel_layer
 
     from matches import broadcast, liveness, sweeper
@@ -331,11 +333,15 @@ def test_a_match_created_while_redis_is_unreachable_still_times_out(
     # Redis is back: the sweeper's housekeeping pushes the match again.
     tag = f"sbback{uuid.uuid4().hex[:8]}"
     settings.CHANNEL_LAYERS = {"default": redis_channel_layer(require_redis, prefix=tag)}
-    layer = get_channel_layer()
-    channel = async_to_sync(layer.new_channel)()
-    async_to_sync(layer.group_add)(broadcast.group_name(match_id, "seat1"), channel)
-    sweeper.housekeeping()
-    message = async_to_sync(layer.receive)(channel)
+
+    async def listen_while_housekeeping() -> dict[str, Any]:
+        layer = get_channel_layer()
+        channel = await layer.new_channel()
+        await layer.group_add(broadcast.group_name(match_id, "seat1"), channel)
+        await sync_to_async(sweeper.housekeeping)()
+        return dict(await asyncio.wait_for(layer.receive(channel), 10))
+
+    message = async_to_sync(listen_while_housekeeping)()
     assert message["type"] == "match.frame" and message["version"] == 2
     assert '"status":"aborted"' in message["text"]
     assert not Match.objects.get(pk=match_id).needs_push
