@@ -208,7 +208,11 @@ elif _database["ENGINE"] == "django.db.backends.postgresql":
     # Connections go back to the pool after every request and socket call.
     _database["CONN_MAX_AGE"] = 0
     _database["CONN_HEALTH_CHECKS"] = False
-    _database.setdefault("OPTIONS", {})["pool"] = {
+    # Parameters bound by the server: no quoting of the state's JSON text on every
+    # move, and psycopg prepares the statements a connection runs often (the
+    # move's three).
+    _database.setdefault("OPTIONS", {})["server_side_binding"] = True
+    _database["OPTIONS"]["pool"] = {
         "min_size": 1,
         "max_size": envint("DB_POOL_SIZE", 10),
         "timeout": 10,  # seconds a request waits for a free connection

@@ -205,6 +205,8 @@ class PulseThread(threading.Thread):
         self.process = name or process_name()
         self._stop_event = threading.Event()
         self._last_beat = 0.0
+        self._redis_ok = False  # a ping first, and after every failure
+        self._proxy_ok = False
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -224,18 +226,26 @@ class PulseThread(threading.Thread):
         if tick is None or now - tick > STALL_MS:
             return  # the loop is not turning: this process proves nothing now
         client = _redis()
-        if client is not None:
+        if client is not None and not self._redis_ok:
             client.ping()  # no channel layer, no pushes: then this process proves nothing
-        if not proxy_answers():
-            return  # players reach us through the proxy: if it is down, nobody can
         if time.monotonic() - self._last_beat >= BEAT_S:
-            # The database beat first (it credits an outage this process ends),
-            # then the pulse that lets the sweepers move.
-            beat(tick, self.process)
-            close_old_connections()
-            _mark_beaten()
-            self._last_beat = time.monotonic()
-        pulse(tick, self.process)
+            # Once a second: is the proxy in front of us up (players reach us through
+            # it), then the database beat (it credits an outage this process ends)
+            # before the pulses that let the sweepers move.
+            self._proxy_ok = proxy_answers()
+            if self._proxy_ok:
+                beat(tick, self.process)
+                close_old_connections()
+                _mark_beaten()
+                self._last_beat = time.monotonic()
+        if not self._proxy_ok:
+            return
+        try:
+            pulse(tick, self.process)
+            self._redis_ok = True
+        except Exception:
+            self._redis_ok = False
+            raise
 
 
 def _mark_beaten() -> None:
