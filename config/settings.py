@@ -322,6 +322,19 @@ BOT_TOKEN_ISSUE_RATE = envrate("BOT_TOKEN_ISSUE_RATE", "10/h")
 # group_send at /ws/echo/<room>/. Off by default so that production does not expose it.
 BENCH_ECHO = envbool("BENCH_ECHO", False)
 
+# --- The computer player ------------------------------------------------------------
+
+# Its pause before each decision, ms "lo,hi" (a person's pace; tests shorten it).
+_pause = envlist("COMPUTER_PAUSE_MS", ["500", "1500"])
+try:
+    COMPUTER_PAUSE_MS = (int(_pause[0]), int(_pause[-1]))
+except ValueError:
+    raise ImproperlyConfigured(
+        f"COMPUTER_PAUSE_MS={','.join(_pause)!r} is not two whole numbers (lo,hi)."
+    ) from None
+if not 0 <= COMPUTER_PAUSE_MS[0] <= COMPUTER_PAUSE_MS[1]:
+    raise ImproperlyConfigured("COMPUTER_PAUSE_MS must be 0 <= lo <= hi.")
+
 # --- Deals -------------------------------------------------------------------------
 
 # Tests only: when set, a match's deals come from

@@ -35,7 +35,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _database_url(tmp: Path) -> str:
+def _database_url(tmp: Path, suffix: str = E2E_DB_SUFFIX) -> str:
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith(("postgres://", "postgresql://")):
         import psycopg
@@ -43,7 +43,7 @@ def _database_url(tmp: Path) -> str:
         base, name = url.rsplit("/", 1)
         # Named after the run's own database, so two runs side by side
         # (different DATABASE_URLs) never drop each other's.
-        db = f"{name.split('?')[0] or 'spectacular'}_{E2E_DB_SUFFIX}"
+        db = f"{name.split('?')[0] or 'spectacular'}_{suffix}"
         with psycopg.connect(base + "/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{db}"')
@@ -59,6 +59,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         **os.environ,
         "DATABASE_URL": _database_url(tmp),
         "SB_DEAL_SEED": DEAL_SEED,
+        "COMPUTER_PAUSE_MS": "50,150",  # the computer's person-like pause, shortened
         "DEBUG": "1",
         "PYTHONUNBUFFERED": "1",
     }
