@@ -24,7 +24,12 @@ def _not_ready() -> list[bool]:
 
 
 def _invite_code() -> str:
-    return secrets.token_urlsafe(9)
+    # URL-safe, and never starting with "-": a code is passed on command lines too
+    # (examples/bot.py accept CODE), where a leading dash reads as an option.
+    while True:
+        code = secrets.token_urlsafe(9)
+        if code[0] != "-":
+            return code
 
 
 class Match(models.Model):

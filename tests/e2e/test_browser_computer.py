@@ -61,7 +61,7 @@ def test_a_newcomer_plays_the_computer_to_the_end_on_the_embedded_default(
     new_page: Any,
 ) -> None:
     page = new_page(width=390, height=844)
-    sign_up(page, "erin_e2e")
+    sign_up(page, "gina_e2e")
     _play_the_computer(page)
 
 
@@ -113,7 +113,7 @@ def test_a_newcomer_plays_the_computer_to_the_end_on_redis_and_celery(
     ctx.set_default_timeout(15_000)
     try:
         page = ctx.new_page()
-        sign_up(page, "frank_e2e")
+        sign_up(page, "hank_e2e")
         _play_the_computer(page)
     finally:
         ctx.close()
