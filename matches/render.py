@@ -13,6 +13,7 @@ active language (the consumer wraps the call in ``translation.override``).
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
 from pathlib import Path
@@ -24,8 +25,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop, ngettext, pgettext
+from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup, escape
 
@@ -56,6 +56,43 @@ def _translate(message: str) -> Markup:
     return Markup(escape(_(message)))
 
 
+# language → msgid → translation: the catalogues do not change while the process
+# runs, and Django's gettext costs several context lookups per call — a render
+# makes dozens (tests that swap catalogues clear it: _forget_translations).
+_TRANSLATED: dict[str, dict[str, str]] = {}
+
+
+# The language of the render under way (set by the entry points for their call,
+# ``_in_language``): asking Django each time costs more than the translation itself.
+_LANGUAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar("sb_render_language")
+
+
+def _in_language(fn: Any) -> Any:
+    """Run ``fn`` with the active language noted in ``_LANGUAGE``, and forget it after."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        token = _LANGUAGE.set(translation.get_language() or "")
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _LANGUAGE.reset(token)
+
+    return wrapper
+
+
+def _(message: str) -> str:
+    """``gettext``, remembered per language."""
+    lang = _LANGUAGE.get(None) or translation.get_language() or ""
+    done = _TRANSLATED.get(lang)
+    if done is None:
+        done = _TRANSLATED[lang] = {}
+    out = done.get(message)
+    if out is None:
+        out = done[message] = gettext(message)
+    return out
+
+
 @functools.lru_cache(maxsize=8)
 def _translator(language: str) -> Any:
     """``_`` for one language, remembering each string it translated (the catalogue is fixed)."""
@@ -73,6 +110,7 @@ def _translator(language: str) -> Any:
 def _forget_translations(*, setting: str, **kwargs: Any) -> None:
     """Tests may swap the catalogues (``LOCALE_PATHS``): drop what was translated with the old."""
     if setting in ("LOCALE_PATHS", "LANGUAGE_CODE", "LANGUAGES"):
+        _TRANSLATED.clear()
         _translator.cache_clear()
         _board_fragment.cache_clear()
         _board_tile.cache_clear()
@@ -365,6 +403,7 @@ def _status(view: dict[str, Any], me: int, own: bool, players: list[dict[str, An
     return _("%(name)s's turn") % {"name": players[to_act]["name"]}
 
 
+@_in_language
 def board_fragment(view: dict[str, Any], *, oob: bool) -> str:
     """The board's fragment: the same for every audience of a version, so drawn once.
 
@@ -934,6 +973,7 @@ def _time_control() -> dict[str, Any]:
     return {"main_min": minutes, "main_s": clock.main_ms // 1000, "delay_s": clock.delay_ms // 1000}
 
 
+@_in_language
 def build(view: dict[str, Any]) -> dict[str, Any]:
     """Everything the match templates need, derived from ``view`` alone."""
     m = view["match"]
@@ -999,6 +1039,7 @@ def _kind_label(kind: str | None) -> str:
     }.get(kind or "", "")
 
 
+@_in_language
 def page_context(view: dict[str, Any]) -> dict[str, Any]:
     """The context of ``matches/match.html``: the whole page for ``view``.
 
@@ -1026,6 +1067,7 @@ def render_fragments(view: dict[str, Any], *, language: str | None = None) -> st
     return render_changed(view, {})
 
 
+@_in_language
 def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
     """The fragments of ``view`` that differ from those in ``sent`` (which is updated).
 
@@ -1071,6 +1113,7 @@ def _fragment(fid: str, template: str, view: dict[str, Any], ctx: dict[str, Any]
     return _render(template, ctx)
 
 
+@_in_language
 def render_error(code: str, message: str) -> str:
     """A toast for an error frame; it replaces the previous toast and fades by itself."""
     return _render("toast.html", {"code": code, "message": message, "oob_attr": OOB})

@@ -376,6 +376,22 @@ def test_the_rules_help_follows_the_language(mid: Any) -> None:
         assert 'href="/rules/"' in html
 
 
+def test_each_render_speaks_its_own_language_and_leaves_none_behind(mid: Any) -> None:
+    """Renders for a Japanese seat and an English one, one after the other in one
+    thread (as the socket renders each audience), each in its language; text drawn
+    afterwards outside a render (the replay's log lines) follows the active language."""
+    s, now = mid
+    v = seat_view(s, 0, now)
+    for _round in range(2):
+        ja, en = frag(v, "ja"), frag(v, "en")
+        assert "投了" in ja and "Resign" not in ja
+        assert "Resign" in en and "投了" not in en
+    with translation.override("ja"):
+        assert render.side_label("low") != "low end"
+    with translation.override("en"):
+        assert render.side_label("low") == "low end"
+
+
 def test_japanese_strings_from_the_translations_file(
     mid: Any, settings: Any, tmp_path: Any
 ) -> None:
