@@ -30,8 +30,10 @@ frames in between: :func:`matches.services.credit_outage` gives that time back
 to every waiting or live match (a running decision's clock, a start or
 continue window) — or voids a live match when the outage passed three
 minutes. The beat, the gap check and the credit are one transaction under the
-web rows' locks, so two processes starting together credit an outage once, and
-no process reports life (so no sweeper moves) before the credit is committed.
+web rows' locks (the gap read again once they are held, so that the row a
+restarted process inserted meanwhile counts), so two processes starting together
+credit an outage once, and no process reports life (so no sweeper moves) before
+the credit is committed.
 A process that stops cleanly (:func:`retire`) leaves the others to beat; with
 two web processes, restarting one is no outage.
 
@@ -99,7 +101,11 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
     tick = _now_ms() if tick_ms is None else tick_ms
     with transaction.atomic():
         rows = list(Heartbeat.objects.select_for_update().filter(kind="web").order_by("pk"))
-        newest = max((_ms(r.last_beat) for r in rows if r.last_beat), default=None)
+        # Read the beats again now that the locks are held: a restarted process beats
+        # under a new name, and the row it inserted while this process waited for the
+        # locks is invisible to the statement that waited (begun before that commit).
+        beats = Heartbeat.objects.filter(kind="web").values_list("last_beat", flat=True)
+        newest = max((_ms(t) for t in beats if t), default=None)
         own = next((r for r in rows if r.name == name), None)
         if own is None:
             Heartbeat.objects.create(
