@@ -100,7 +100,8 @@ class Recorder:
     events: dict[tuple[int, int], tuple[str, int | None, float]] = field(default_factory=dict)
     # (t, match, seat, ms): main time a seat lost beyond its own thinking (Table.account_main).
     charges: list[tuple[float, int, int, float]] = field(default_factory=list)
-    reconnects: list[float] = field(default_factory=list)  # a dropped socket's first state again
+    # (t, match, seat): a dropped socket's first state again.
+    reconnects: list[tuple[float, int, int]] = field(default_factory=list)
 
     def saw(self, match_id: int, seen: Seen, at: float) -> None:
         top = self.versions.get(match_id)
@@ -363,7 +364,7 @@ class Bot(Socket):
         first = not self.connected.is_set()
         if first and self.dropped:
             self.dropped = False
-            self.rec.reconnects.append(at)
+            self.rec.reconnects.append((at, self.table.match_id, self.seat))
         if self.seen is None or seen.version >= self.seen.version or first:
             self.seen, self.seen_at = seen, at
         self.connected.set()

@@ -423,7 +423,7 @@ class Drill:
             say(f"{w.label}: not healthy after {START_TIMEOUT_S} s")
         back = await wait_until(self.all_back, BACK_TIMEOUT_S, every=0.1)
         if back:
-            w.back_s = max((t for t in self.rec.reconnects if t >= w.t0), default=w.t0) - w.t0
+            w.back_s = max((t for t, _, _ in self.rec.reconnects if t >= w.t0), default=w.t0) - w.t0
         else:
             w.back_s = None
             w.not_back = sum(
@@ -507,7 +507,7 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         for m, (v, t) in rec.versions.items()
         if within(t) and v > log.versions.get(m, 0)
     ]
-    charges = [(m, seat, ms) for t, m, seat, ms in rec.charges if within(t)]
+    charges = [c for c in rec.charges if within(c[0])]
     credits = platform("credit")
     per_match = Counter(m for m, _ in credits)
     credited = Counter[int]()
@@ -536,8 +536,8 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "moves": len(seen),
         "moves_lost": len(lost),
         "lost": lost[:20],
-        "charged_ms": round(sum(ms for _, _, ms in charges)),
-        "charged": [{"match": m, "seat": s, "ms": round(ms)} for m, s, ms in charges][:20],
+        "charged_ms": round(sum(c[3] for c in charges)),
+        "charged": [timeline(w, rec, t, m, s, ms) for t, m, s, ms in charges[:20]],
         "credited_matches": len(per_match),
         "credited_ms": sum(credited.values()),
         "credited_max_ms": max(credited.values(), default=0),
@@ -557,6 +557,30 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "error_examples": window["error_examples"],
         "ended": dict(window["ended"]),
     }
+
+
+def timeline(w: Window, rec: Recorder, t: float, m: int, seat: int, ms: float) -> dict[str, Any]:
+    """A charge, and what its seat went through, in s after the fault's signal."""
+    moves = [x for x in rec.moves if (x.match_id, x.seat) == (m, seat) and x.received <= t]
+    move = max(moves, key=lambda x: x.received, default=None)
+    out: dict[str, Any] = {
+        "match": m,
+        "seat": seat,
+        "ms": round(ms),
+        "seen_charged": round(t - w.t0, 2),
+    }
+    out["reconnected"] = [
+        round(r - w.t0, 2)
+        for r, rm, rs in rec.reconnects
+        if (rm, rs) == (m, seat) and w.t0 <= r <= t
+    ]
+    if move is not None:
+        out.update(
+            decided_from=round(move.turn_seen - w.t0, 2),
+            thought=round(move.think_s, 2),
+            sent=round(move.sent - w.t0, 2),
+        )
+    return out
 
 
 def broken(r: dict[str, Any]) -> list[str]:
