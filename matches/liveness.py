@@ -35,7 +35,11 @@ restarted process inserted meanwhile counts), so two processes starting together
 credit an outage once, and no process reports life (so no sweeper moves) before
 the credit is committed.
 A process that stops cleanly (:func:`retire`) leaves the others to beat; with
-two web processes, restarting one is no outage.
+two web processes, restarting one is no outage. From the moment it starts to
+stop (:func:`stop_receiving`: it no longer listens, and it has closed its
+sockets) it proves nothing more, and that moment is its last beat: when every
+web process stopped, the outage counts from when they stopped receiving frames,
+not from when they finished draining.
 
 The credit starts at the last beat before the outage, which may be up to
 :data:`BEAT_S` before the tier truly stopped: a player may be given up to a
@@ -69,6 +73,8 @@ PULSE_TTL_MS = 60_000  # pulses older than this are dropped from the set
 loop_tick_ms: int | None = None
 # This process has written its first heartbeat (and credited any outage before it).
 beaten = False
+# When this process stopped receiving frames (a clean shutdown began): epoch ms.
+stopped_at_ms: int | None = None
 
 
 def process_name() -> str:
@@ -122,10 +128,19 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
         return services.credit_outage(newest, tick)
 
 
+def stop_receiving(at_ms: int | None = None) -> None:
+    """This web process no longer receives frames (its shutdown began): it proves no
+    more life, and :func:`retire` records this moment as its last beat."""
+    global stopped_at_ms
+    if stopped_at_ms is None:
+        stopped_at_ms = _now_ms() if at_ms is None else at_ms
+
+
 def retire(name: str | None = None) -> None:
     """This web process stops cleanly: the others carry on, and its pulses end."""
     name = name or process_name()
-    Heartbeat.objects.filter(name=name).update(active=False, last_beat=_dt(_now_ms()))
+    last = _now_ms() if stopped_at_ms is None else stopped_at_ms
+    Heartbeat.objects.filter(name=name).update(active=False, last_beat=_dt(last))
     client = _redis()
     if client is not None:
         try:
@@ -187,11 +202,14 @@ def tier_alive_ms() -> int | None:
 
     Without Redis (the embedded default) the sweeper runs on the one web
     process's own loop, so the present moment is proof enough — once this
-    process has beaten (and credited any outage that its start ended).
+    process has beaten (and credited any outage that its start ended), and
+    until it stopped receiving frames.
     """
     client = _redis()
     if client is None:
-        return _now_ms() if beaten else None
+        if not beaten:
+            return None
+        return _now_ms() if stopped_at_ms is None else stopped_at_ms
     try:
         top = client.zrevrange(_pulse_key(), 0, 0, withscores=True)
     except Exception:
@@ -227,6 +245,8 @@ class PulseThread(threading.Thread):
     def once(self) -> None:
         tick = loop_tick_ms
         now = _now_ms()
+        if stopped_at_ms is not None:
+            return  # shutting down: no longer listening, its sockets closed
         if tick is None or now - tick > STALL_MS:
             return  # the loop is not turning: this process proves nothing now
         client = _redis()

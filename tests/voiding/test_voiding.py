@@ -158,6 +158,42 @@ def test_a_workers_silence_voids_and_credits_nothing(
     assert Heartbeat.objects.filter(kind="worker").count() == 1
 
 
+def test_a_web_process_shutting_down_proves_no_more_life_from_that_moment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    proved: list[str] = []
+    monkeypatch.setattr(liveness, "stopped_at_ms", None)
+    monkeypatch.setattr(liveness, "beaten", True)
+    monkeypatch.setattr(liveness, "beat", lambda tick, name: proved.append("beat"))
+    monkeypatch.setattr(liveness, "pulse", lambda tick, name: proved.append("pulse"))
+    pulse = liveness.PulseThread("web-a")
+    monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())
+    pulse.once()
+    assert proved == ["beat", "pulse"]
+    # SIGTERM: no longer listening, every socket closed with 1012. Draining takes a
+    # while, but no frame can arrive meanwhile: no more proof, no deadline enforced.
+    liveness.stop_receiving(services.now_ms())
+    monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())
+    pulse.once()
+    assert proved == ["beat", "pulse"]
+    assert liveness.tier_alive_ms() == liveness.stopped_at_ms  # the embedded sweeper's gate
+
+
+def test_when_the_whole_tier_shut_down_the_outage_counts_from_when_it_stopped_receiving(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = live_ranked(alice, bob)
+    stopped = services.now_ms() - 5_000  # SIGTERM 5 s ago; the drain just ended
+    liveness.beat(stopped - 300, "web-a")
+    monkeypatch.setattr(liveness, "stopped_at_ms", None)
+    liveness.stop_receiving(stopped)
+    liveness.retire("web-a")
+    with commits():
+        assert liveness.beat(stopped + 8_000, "web-b") == [m.pk]  # started again
+    event = MatchEvent.objects.filter(match=m, kind="credit").get()
+    assert (event.data["from"], event.data["to"]) == (stopped, stopped + 8_000)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_web_processes_ending_an_outage_together_credit_it_once(
     require_postgres: None, alice: Any, bob: Any, live_ranked: Any
