@@ -98,8 +98,9 @@ class Recorder:
     # first seen) of each event a JSON seat saw: compared with the server's log afterwards.
     versions: dict[int, tuple[int, float]] = field(default_factory=dict)
     events: dict[tuple[int, int], tuple[str, int | None, float]] = field(default_factory=dict)
-    # (t, match, seat, ms): main time a seat lost beyond its own thinking (Table.account_main).
-    charges: list[tuple[float, int, int, float]] = field(default_factory=list)
+    # (t, match, seat, ms, version): main time a seat lost beyond its own thinking, seen
+    # in that version (Table.account_main).
+    charges: list[tuple[float, int, int, float, int]] = field(default_factory=list)
     # (t, match, seat): a dropped socket's first state again.
     reconnects: list[tuple[float, int, int]] = field(default_factory=list)
 
@@ -506,7 +507,8 @@ class Table:
             own = max(0.0, bot.thought * 1000 - DELAY_MS)
             self.idle_main[seat], bot.thought = now, 0.0
             if before is not None and before - now > own:
-                self.fleet.rec.charges.append((at, self.match_id, seat, before - now - own))
+                charge = (at, self.match_id, seat, before - now - own, seen.version)
+                self.fleet.rec.charges.append(charge)
 
     def over(self, seen: Seen) -> None:
         if self.status != "playing":

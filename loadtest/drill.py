@@ -537,7 +537,7 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "moves_lost": len(lost),
         "lost": lost[:20],
         "charged_ms": round(sum(c[3] for c in charges)),
-        "charged": [timeline(w, rec, t, m, s, ms) for t, m, s, ms in charges[:20]],
+        "charged": [timeline(w, rec, *c) for c in charges[:20]],
         "credited_matches": len(per_match),
         "credited_ms": sum(credited.values()),
         "credited_max_ms": max(credited.values(), default=0),
@@ -559,10 +559,12 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
     }
 
 
-def timeline(w: Window, rec: Recorder, t: float, m: int, seat: int, ms: float) -> dict[str, Any]:
+def timeline(
+    w: Window, rec: Recorder, t: float, m: int, seat: int, ms: float, version: int
+) -> dict[str, Any]:
     """A charge, and what its seat went through, in s after the fault's signal."""
-    moves = [x for x in rec.moves if (x.match_id, x.seat) == (m, seat) and x.received <= t]
-    move = max(moves, key=lambda x: x.received, default=None)
+    moves = [x for x in rec.moves if (x.match_id, x.seat) == (m, seat) and x.version < version]
+    move = max(moves, key=lambda x: x.version, default=None)
     out: dict[str, Any] = {
         "match": m,
         "seat": seat,

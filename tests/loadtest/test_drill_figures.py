@@ -52,7 +52,7 @@ def test_main_time_a_seat_lost_beyond_its_own_thinking_is_charged_to_the_platfor
     table.bots[1].thought = 12.0  # seat 1 thought 12 s: 2 s past the delay are its own
     table.account_main(_seen(4, [117_000, 118_000], 0), 4.0)
     table.account_main(_seen(3, [117_000, 120_000], 1), 5.0)  # a late, older frame: ignored
-    assert rec.charges == [(3.0, 7, 0, 3_000)]
+    assert rec.charges == [(3.0, 7, 0, 3_000, 3)]
 
 
 def _window(**kw: Any) -> drill.Window:
@@ -73,7 +73,7 @@ def test_a_window_compares_what_the_seats_saw_with_the_servers_log() -> None:
         (2, 3): ("place", 0, 9.0),  # before the window
     }
     rec.versions = {1: (8, 12.0), 2: (12, 14.0)}  # match 2: a version the log never reached
-    rec.charges = [(15.0, 1, 0, 1_500.4), (25.0, 2, 1, 800.0)]
+    rec.charges = [(15.0, 1, 0, 1_500.4, 8), (25.0, 2, 1, 800.0, 12)]
     rec.drops = [(10.1, 1006), (10.2, 1006)]
     rec.errors = [(11.0, "ws_handshake_503"), (12.0, "ws_handshake_503")]
     log = drill.Log(
