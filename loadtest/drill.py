@@ -260,7 +260,20 @@ class Cluster(Services):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
         self.procs = {}
+        if self.prefix:
+            self.drop_prefixed_keys()
         self.cleanup()
+
+    def drop_prefixed_keys(self) -> None:
+        """A shared Redis database: leave none of this run's keys behind."""
+        import redis
+
+        client = redis.Redis.from_url(self.env["REDIS_URL"])
+        try:
+            for key in client.scan_iter(match=f"{self.prefix}*", count=1000):
+                client.delete(key)
+        finally:
+            client.close()
 
     def processes(self) -> list[procstat.Proc]:
         return [p for proc in self.procs.values() for p in procstat.group(proc.pid)]
@@ -732,6 +745,7 @@ def main(argv: list[str]) -> int:
             ),
         },
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(opts).items()},
+        "url": cluster.base,
         "processes": cluster.procfile,
         "rows": rows,
     }
