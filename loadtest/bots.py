@@ -103,6 +103,9 @@ class Recorder:
     charges: list[tuple[float, int, int, float, int]] = field(default_factory=list)
     # (t, match, seat): a dropped socket's first state again.
     reconnects: list[tuple[float, int, int]] = field(default_factory=list)
+    # (since, match, seat, its version, the opponent's): a connected seat whose view
+    # stayed behind its opponent's (a push it never got; loadtest/drill.py watches).
+    stuck: list[tuple[float, int, int, int, int]] = field(default_factory=list)
 
     def saw(self, match_id: int, seen: Seen, at: float) -> None:
         top = self.versions.get(match_id)

@@ -56,6 +56,7 @@ DRILL_REDIS_URL = "redis://127.0.0.1:6379/5"
 RELEASE = "release"  # the Procfile's one-off step, run before the others start
 EXIT_TIMEOUT_S = 15.0  # a SIGTERM'd process must be gone by then (config.serve: 10 s)
 BACK_TIMEOUT_S = 60.0  # after the restart, for every socket to be back
+STUCK_S = 5.0  # a connected seat whose view lags its opponent's this long missed a push
 OUTAGE_VOID_AFTER_S = 180.0  # matches.services.OUTAGE_VOID_AFTER_MS: the one cause of a void
 # The players' own actions in the event log (the server's forced ones included).
 MOVE_KINDS = ("place", "bid", "accept", "decline")
@@ -374,6 +375,7 @@ class Drill:
         try:
             say(f"{o.matches} matches: ramping up")
             await self.fleet.scale(o.matches, Behaviour(think=o.think), START_TIMEOUT_S)
+            watching = asyncio.ensure_future(self.watch())
             await asyncio.sleep(o.settle)
             say(f"baseline: {o.baseline:.0f} s with no fault")
             windows.append(self.window("baseline (no fault)"))
@@ -382,6 +384,7 @@ class Drill:
             for name in o.faults:
                 for sig in o.signals:
                     windows.append(await self.fault(faults[name], sig))
+            watching.cancel()
         finally:
             end, wall = time.monotonic(), time.time()
             for w, nxt in zip(windows, windows[1:], strict=False):
@@ -390,6 +393,28 @@ class Drill:
                 windows[-1].t1, windows[-1].wall1 = end, wall
             await self.fleet.close()
         return windows
+
+    async def watch(self) -> None:
+        """Note every seat whose connected socket shows an older version than its
+        opponent's for :data:`STUCK_S`: it was never sent a change (a lost push),
+        and will wait for it, its clock perhaps running, until something else moves."""
+        behind: dict[tuple[int, int], float] = {}  # (match, seat) → lagging since
+        while True:
+            now = time.monotonic()
+            for t in self.fleet.tables:
+                if t.status != "playing" or not all(b.seen for b in t.bots):
+                    continue
+                top = max(b.seen.version for b in t.bots if b.seen)
+                for b in t.bots:
+                    key, seen = (t.match_id, b.seat), b.seen
+                    if seen is None or seen.version >= top or not b.connected.is_set():
+                        behind.pop(key, None)
+                        continue
+                    since = behind.setdefault(key, now)
+                    if now - since >= STUCK_S and since > 0:
+                        self.rec.stuck.append((since, *key, seen.version, top))
+                        behind[key] = -1.0  # once per episode
+            await asyncio.sleep(0.5)
 
     def window(self, label: str) -> Window:
         return Window(label, time.monotonic(), time.time(), self.fleet.live())
@@ -512,6 +537,7 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         if within(t) and v > log.versions.get(m, 0)
     ]
     charges = [c for c in rec.charges if within(c[0])]
+    stuck = [s for s in rec.stuck if within(s[0])]
     credits = platform("credit")
     per_match = Counter(m for m, _ in credits)
     credited = Counter[int]()
@@ -551,6 +577,11 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "voided": len(voided),
         "voided_unjustified": sum(not v["justified"] for v in voided),
         "voids": voided[:20],
+        "stuck": len(stuck),
+        "stuck_seats": [
+            {"match": m, "seat": seat, "since": round(t - w.t0, 2), "saw": v, "opponent_saw": top}
+            for t, m, seat, v, top in stuck[:20]
+        ],
         "dropped": window["drops"],
         "back_s": None if w.back_s is None else round(w.back_s, 1),
         "not_back": w.not_back,
@@ -600,15 +631,16 @@ def broken(r: dict[str, Any]) -> list[str]:
         out.append(f"{r['voided_unjustified']} matches voided without cause")
     if r["credited_twice"]:
         out.append(f"{r['credited_twice']} matches credited twice for one outage")
+    if r["stuck"]:
+        out.append(f"{r['stuck']} seats stuck on an old view")
     if r["back_s"] is None:
         out.append(f"{r['not_back']} sockets never came back")
     return out
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = (
-        "fault|live|moves|moves lost|ms charged|credited|voided|dropped|back s|restart s|errors"
-    )
+    header = "fault|live|moves|moves lost|ms charged|credited|voided|dropped|back s|stuck|restart s"
+    header += "|errors"
     out = []
     for r in rows:
         credited = "0"
@@ -629,6 +661,7 @@ def table(rows: list[dict[str, Any]]) -> str:
                 voided,
                 str(r["dropped"]),
                 back,
+                str(r["stuck"]),
                 report._n(r["healthy_s"]),
                 report._errors(r),
             ]

@@ -8,6 +8,7 @@ end to end in tests/drill/.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from types import SimpleNamespace
@@ -156,3 +157,30 @@ def test_the_faults_and_the_environment_come_from_the_procfile(tmp_path: Path) -
 def test_the_drill_drops_only_a_database_named_for_it(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="must contain 'drill'"):
         drill.Cluster("postgres://postgres@127.0.0.1:5432/spectacular", log_dir=tmp_path)
+
+
+async def test_a_connected_seat_whose_view_stays_behind_its_opponents_is_stuck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A push the seat never got: the opponent saw version 9, the seat still shows 8."""
+    monkeypatch.setattr(drill, "STUCK_S", 0.3)
+    rec = bots.Recorder()
+    table = _table(rec)
+    table.status = "playing"
+    table.bots = []
+    for seat, version in ((0, 9), (1, 8)):
+        bot: Any = SimpleNamespace(seat=seat, seen=_seen(version, [1, 1], None))
+        bot.connected = asyncio.Event()
+        bot.connected.set()
+        table.bots.append(bot)
+    d = drill.Drill.__new__(drill.Drill)
+    d.rec, d.fleet = rec, SimpleNamespace(tables=[table])  # type: ignore[assignment]
+    watching = asyncio.ensure_future(d.watch())
+    try:
+        assert await bots.wait_until(lambda: bool(rec.stuck), 5.0, every=0.05)
+    finally:
+        watching.cancel()
+    (since, match, seat, saw, top) = rec.stuck[0]
+    assert (match, seat, saw, top) == (7, 1, 8, 9) and len(rec.stuck) == 1
+    r = drill.row(_window(t0=since - 1, t1=since + 1), rec, drill.Log({}, {}, []))
+    assert r["stuck"] == 1 and drill.broken(r) == ["1 seats stuck on an old view"]
