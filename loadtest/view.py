@@ -47,8 +47,9 @@ class Seen:
     main: list[int] | None = None  # main time per seat, ms, as of the server's now
     running: int | None = None  # the seat whose clock runs
     delay_left: int = 0  # of the running clock, ms
-    # JSON only: the frame's events as (seq, type, player), to compare with the event log.
-    events: list[tuple[int, str, int | None]] = field(default_factory=list)
+    # JSON only (not compared): the frame's events as (seq, type, player), for the drill
+    # to compare with the server's event log.
+    events: list[tuple[int, str, int | None]] = field(default_factory=list, compare=False)
 
     @property
     def over(self) -> bool:

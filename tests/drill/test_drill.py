@@ -55,7 +55,7 @@ def test_killing_a_web_process_or_the_worker_costs_the_players_nothing(
         unavailable("needs HAProxy (scripts/ensure-haproxy.sh installs it)")
     out = tmp_path / "drill.json"
     prefix = f"sbdrill{uuid.uuid4().hex[:8]}"
-    short = "--matches 3 --think 0.3-1 --faults one-web,worker --signals KILL --down 2 --settle 2"
+    short = "--matches 3 --think 0.5-1.5 --faults one-web,worker --signals KILL --down 2 --settle 2"
     run = subprocess.run(
         [sys.executable, "-m", "loadtest.drill", *short.split(), "--baseline", "2"]
         + ["--database-url", drill_database, "--redis-url", require_redis, "--prefix", prefix]
