@@ -372,6 +372,7 @@ class Drill:
         o = self.opts
         self.fleet = Fleet(self.cluster.base, self.accounts, self.rec, seed=o.seed)
         windows: list[Window] = []
+        watching = None
         try:
             say(f"{o.matches} matches: ramping up")
             await self.fleet.scale(o.matches, Behaviour(think=o.think), START_TIMEOUT_S)
@@ -384,8 +385,9 @@ class Drill:
             for name in o.faults:
                 for sig in o.signals:
                     windows.append(await self.fault(faults[name], sig))
-            watching.cancel()
         finally:
+            if watching is not None:
+                watching.cancel()
             end, wall = time.monotonic(), time.time()
             for w, nxt in zip(windows, windows[1:], strict=False):
                 w.t1, w.wall1 = nxt.t0, nxt.wall0
@@ -419,10 +421,13 @@ class Drill:
     def window(self, label: str) -> Window:
         return Window(label, time.monotonic(), time.time(), self.fleet.live())
 
-    def all_back(self) -> bool:
-        """Every socket of every match being played is connected and has its state."""
-        return all(
-            b.connected.is_set() for t in self.fleet.tables if t.status == "playing" for b in t.bots
+    def not_back(self) -> int:
+        """Sockets of matches being played that are not connected with their state."""
+        return sum(
+            not b.connected.is_set()
+            for t in self.fleet.tables
+            if t.status == "playing"
+            for b in t.bots
         )
 
     async def fault(self, target: Target, sig: str) -> Window:
@@ -450,17 +455,10 @@ class Drill:
             w.healthy_s = time.monotonic() - w.t0
         else:
             say(f"{w.label}: not healthy after {START_TIMEOUT_S} s")
-        back = await wait_until(self.all_back, BACK_TIMEOUT_S, every=0.1)
-        if back:
+        if await wait_until(lambda: not self.not_back(), BACK_TIMEOUT_S, every=0.1):
             w.back_s = max((t for t, _, _ in self.rec.reconnects if t >= w.t0), default=w.t0) - w.t0
         else:
-            w.back_s = None
-            w.not_back = sum(
-                not b.connected.is_set()
-                for t in self.fleet.tables
-                if t.status == "playing"
-                for b in t.bots
-            )
+            w.back_s, w.not_back = None, self.not_back()
         say(
             f"{w.label}: gone after {w.exit_s:.1f} s, healthy after {w.healthy_s or 0:.1f} s, "
             f"sockets back after {'—' if w.back_s is None else f'{w.back_s:.1f}'} s"
