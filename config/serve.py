@@ -12,9 +12,10 @@ Daphne's own command line, with what a live match needs from its web process:
   1009 (RFC 6455 "message too big"), as docs/protocol.md says;
 - **SIGTERM or SIGINT** shuts down cleanly: stop accepting connections (the
   proxy sends newcomers to the other web process), close every socket with
-  1012 ("service restart"; the page reconnects by itself), say goodbye to the
-  liveness table, and exit — within :data:`SHUTDOWN_S` seconds whatever the
-  load, with a hard exit as the last resort.
+  1012 ("service restart"; the page reconnects by itself), stop proving life
+  at once, say goodbye to the liveness table, and exit — within
+  :data:`SHUTDOWN_S` seconds whatever the load, with a hard exit as the last
+  resort.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def main(argv: list[str] | None = None) -> None:
         if stopping.is_set():
             return
         stopping.set()
+        # From now on no frame reaches this process: it proves no more life, and if
+        # the whole tier goes, the outage counts from here (not from the drain's end).
+        liveness.stop_receiving()
         log.info("shutting down: no new connections, closing sockets with 1012")
         timer = threading.Timer(SHUTDOWN_S, _hard_exit)
         timer.daemon = True

@@ -10,7 +10,9 @@
   one (a new invite) while the table runs.
 - :class:`Recorder`: what happened, with monotonic times: every move (with the
   mover's main time before and after, for "main time charged beyond the bot's
-  own thinking"), errors by code, dropped sockets, voided matches.
+  own thinking"), errors by code, dropped sockets, voided matches; and, for a
+  fault drill (``loadtest/drill.py``), the versions and events the seats saw,
+  the main time each seat lost beyond its own thinking, and reconnections.
 
 Both bots of a match live in this process, so one monotonic clock times a move
 from the mover's send to the opponent's receipt of the new version.
@@ -37,6 +39,7 @@ CLOSE_FINAL = (4401, 4403)
 BACKOFF_S = (0.25, 5.0)  # first and longest wait before reconnecting
 HTTP_TIMEOUT_S = 30
 HANDSHAKES_S = 15  # the longest a new match holds its set-up slot waiting for its sockets
+DELAY_MS = 10_000  # RULES §7: each decision's delay, before main time runs
 
 
 @dataclass
@@ -93,6 +96,25 @@ class Recorder:
     frame_bytes: list[tuple[float, int]] = field(default_factory=list)
 
     examples: dict[str, str] = field(default_factory=dict)  # code → its first frame / reason
+    # match → (the highest version a seat saw, when); (match, seq) → (type, player, when
+    # first seen) of each event a JSON seat saw: compared with the server's log afterwards.
+    versions: dict[int, tuple[int, float]] = field(default_factory=dict)
+    events: dict[tuple[int, int], tuple[str, int | None, float]] = field(default_factory=dict)
+    # (t, match, seat, ms, version): main time a seat lost beyond its own thinking, seen
+    # in that version (Table.account_main).
+    charges: list[tuple[float, int, int, float, int]] = field(default_factory=list)
+    # (t, match, seat): a dropped socket's first state again.
+    reconnects: list[tuple[float, int, int]] = field(default_factory=list)
+    # (since, match, seat, its version, the opponent's): a connected seat whose view
+    # stayed behind its opponent's (a push it never got; loadtest/drill.py watches).
+    stuck: list[tuple[float, int, int, int, int]] = field(default_factory=list)
+
+    def saw(self, match_id: int, seen: Seen, at: float) -> None:
+        top = self.versions.get(match_id)
+        if top is None or seen.version > top[0]:
+            self.versions[match_id] = (seen.version, at)
+        for seq, kind, player in seen.events:
+            self.events.setdefault((match_id, seq), (kind, player, at))
 
     def error(self, code: str, detail: str = "") -> None:
         self.errors.append((time.monotonic(), code))
@@ -225,6 +247,7 @@ class Socket:
         self.rec = rec
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.stopping = False
+        self.dropped = False  # the server closed the last connection: the next one resumes
         self.task: asyncio.Task[None] | None = None
 
     def url(self) -> str:
@@ -279,6 +302,7 @@ class Socket:
                 self.refused(ws.close_code)
                 break
             self.rec.drops.append((time.monotonic(), ws.close_code))
+            self.dropped = True
             backoff = await pause(backoff)
 
     async def close(self) -> None:
@@ -308,6 +332,7 @@ class Bot(Socket):
         self.acted_version: int | None = None
         self.start_sent = False  # Start pressed on this connection
         self.thinking: asyncio.Task[None] | None = None
+        self.thought = 0.0  # s thought since this seat's clock last stood (Table.account_main)
         self.connected = asyncio.Event()  # first state received on the current socket
 
     def url(self) -> str:
@@ -346,6 +371,9 @@ class Bot(Socket):
         if seen is None:
             return
         first = not self.connected.is_set()
+        if first and self.dropped:
+            self.dropped = False
+            self.rec.reconnects.append((at, self.table.match_id, self.seat))
         if self.seen is None or seen.version >= self.seen.version or first:
             self.seen, self.seen_at = seen, at
         self.connected.set()
@@ -375,6 +403,7 @@ class Bot(Socket):
     async def think(self) -> None:
         lo, hi = self.table.behaviour.think
         think_s = self.table.rng.uniform(lo, hi)
+        self.thought += think_s
         try:
             await asyncio.sleep(think_s)
             s = self.seen
@@ -442,6 +471,8 @@ class Table:
         self.task: asyncio.Task[None] | None = None
         self.matches = 0
         self.first_live = 0.0  # monotonic s when its first match was first live
+        self.idle_main: list[int | None] = [None, None]  # each seat's main while it stood
+        self.main_version = -1  # the last version read by account_main
 
     @property
     def live(self) -> bool:
@@ -462,6 +493,30 @@ class Table:
             move.main_after = seen.main[other] if seen.main else None
             if move.op != "start":
                 self.fleet.rec.moves.append(move)
+        self.fleet.rec.saw(self.match_id, seen, at)
+        self.account_main(seen, at)
+
+    def account_main(self, seen: Seen, at: float) -> None:
+        """Record main time a seat lost beyond what its own thinking explains.
+
+        Main time falls only while the seat's clock runs, so it is read whenever it
+        does not: a fall since the last such reading is what the seat's decisions
+        in between cost. Of that, the bot's own thinking beyond the delay is its
+        own; the rest the platform charged (a late or lost frame, a reconnection,
+        an outage not given back; a timeout charges all that was left).
+        """
+        if seen.main is None or seen.version <= self.main_version:
+            return
+        self.main_version = seen.version
+        for seat, bot in enumerate(self.bots):
+            if seen.running == seat:
+                continue
+            before, now = self.idle_main[seat], seen.main[seat]
+            own = max(0.0, bot.thought * 1000 - DELAY_MS)
+            self.idle_main[seat], bot.thought = now, 0.0
+            if before is not None and before - now > own:
+                charge = (at, self.match_id, seat, before - now - own, seen.version)
+                self.fleet.rec.charges.append(charge)
 
     def over(self, seen: Seen) -> None:
         if self.status != "playing":
@@ -488,6 +543,7 @@ class Table:
                 self.matches += 1
                 html_seat = self.rng.randrange(2)
                 self.pending = [None, None]
+                self.idle_main, self.main_version = [None, None], -1
                 self.bots = [Bot(self, s, self.accounts[s], html=s == html_seat) for s in (0, 1)]
                 self.status = "playing"
                 for bot in self.bots:

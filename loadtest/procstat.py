@@ -25,6 +25,8 @@ class Proc:
     cpu: int  # utime + stime, clock ticks
     rss_kb: int
     comm: str
+    pgrp: int = 0  # process group
+    state: str = ""  # R, S, D, Z (a zombie: dead, not yet reaped), ...
 
 
 def read_proc(pid: int) -> Proc | None:
@@ -43,6 +45,8 @@ def read_proc(pid: int) -> Proc | None:
         cpu=int(rest[11]) + int(rest[12]),
         rss_kb=int(rest[21]) * PAGE_KB,
         comm=comm,
+        pgrp=int(rest[2]),
+        state=rest[0],
     )
 
 
@@ -62,6 +66,11 @@ def cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
     except OSError:
         return ""
+
+
+def group(pgid: int) -> list[Proc]:
+    """The live processes of process group ``pgid`` (zombies are dead already)."""
+    return [p for p in all_procs().values() if p.pgrp == pgid and p.state != "Z"]
 
 
 def descendants(root: int, procs: dict[int, Proc]) -> list[Proc]:

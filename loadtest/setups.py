@@ -28,6 +28,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from . import procstat
 
@@ -188,33 +189,36 @@ class Services(Setup):
         by an earlier run (live matches, queued deadline tasks) is measured."""
         if not self.fresh:
             return
-        import dj_database_url
+        self.drop_database()
+        self.flush_redis()
+
+    def drop_database(self) -> None:
         import psycopg
-        import redis
         from psycopg import sql
 
-        db = dj_database_url.parse(self.env["DATABASE_URL"])
-        params = {
-            k: v
-            for k, v in {
-                "host": db.get("HOST"),
-                "port": db.get("PORT"),
-                "user": db.get("USER"),
-                "password": db.get("PASSWORD"),
-            }.items()
-            if v
-        }
+        name, params = pg_params(self.env["DATABASE_URL"])
         with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
             conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                    sql.Identifier(db["NAME"])
-                )
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+    def flush_redis(self) -> None:
+        import redis
+
         client = redis.Redis.from_url(self.env["REDIS_URL"])
         try:
             client.flushdb()
         finally:
             client.close()
+
+
+def pg_params(url: str) -> tuple[str, dict[str, Any]]:
+    """A PostgreSQL ``DATABASE_URL`` as (database name, psycopg's connection keywords)."""
+    import dj_database_url
+
+    db = dj_database_url.parse(url)
+    keys = {"host": "HOST", "port": "PORT", "user": "USER", "password": "PASSWORD"}
+    return str(db["NAME"]), {k: db.get(key) for k, key in keys.items() if db.get(key)}
 
 
 SETUPS = {"embedded": Embedded, "services": Services}

@@ -47,6 +47,9 @@ class Seen:
     main: list[int] | None = None  # main time per seat, ms, as of the server's now
     running: int | None = None  # the seat whose clock runs
     delay_left: int = 0  # of the running clock, ms
+    # JSON only (not compared): the frame's events as (seq, type, player), for the drill
+    # to compare with the server's event log.
+    events: list[tuple[int, str, int | None]] = field(default_factory=list, compare=False)
 
     @property
     def over(self) -> bool:
@@ -103,6 +106,11 @@ def read_json(text: str) -> tuple[Seen | None, str | None]:
             main=clocks.get("main"),
             running=clocks.get("running"),
             delay_left=int(clocks.get("delay_left") or 0),
+            events=[
+                (int(e["seq"]), str(e.get("type")), e.get("player"))
+                for e in view.get("events") or []
+                if "seq" in e
+            ],
         ),
         None,
     )

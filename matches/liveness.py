@@ -30,10 +30,16 @@ frames in between: :func:`matches.services.credit_outage` gives that time back
 to every waiting or live match (a running decision's clock, a start or
 continue window) — or voids a live match when the outage passed three
 minutes. The beat, the gap check and the credit are one transaction under the
-web rows' locks, so two processes starting together credit an outage once, and
-no process reports life (so no sweeper moves) before the credit is committed.
+web rows' locks (the gap read again once they are held, so that the row a
+restarted process inserted meanwhile counts), so two processes starting together
+credit an outage once, and no process reports life (so no sweeper moves) before
+the credit is committed.
 A process that stops cleanly (:func:`retire`) leaves the others to beat; with
-two web processes, restarting one is no outage.
+two web processes, restarting one is no outage. From the moment it starts to
+stop (:func:`stop_receiving`: it no longer listens, and it has closed its
+sockets) it proves nothing more, and that moment is its last beat: when every
+web process stopped, the outage counts from when they stopped receiving frames,
+not from when they finished draining.
 
 The credit starts at the last beat before the outage, which may be up to
 :data:`BEAT_S` before the tier truly stopped: a player may be given up to a
@@ -67,6 +73,8 @@ PULSE_TTL_MS = 60_000  # pulses older than this are dropped from the set
 loop_tick_ms: int | None = None
 # This process has written its first heartbeat (and credited any outage before it).
 beaten = False
+# When this process stopped receiving frames (a clean shutdown began): epoch ms.
+stopped_at_ms: int | None = None
 
 
 def process_name() -> str:
@@ -99,7 +107,11 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
     tick = _now_ms() if tick_ms is None else tick_ms
     with transaction.atomic():
         rows = list(Heartbeat.objects.select_for_update().filter(kind="web").order_by("pk"))
-        newest = max((_ms(r.last_beat) for r in rows if r.last_beat), default=None)
+        # Read the beats again now that the locks are held: a restarted process beats
+        # under a new name, and the row it inserted while this process waited for the
+        # locks is invisible to the statement that waited (begun before that commit).
+        beats = Heartbeat.objects.filter(kind="web").values_list("last_beat", flat=True)
+        newest = max((_ms(t) for t in beats if t), default=None)
         own = next((r for r in rows if r.name == name), None)
         if own is None:
             Heartbeat.objects.create(
@@ -116,10 +128,19 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
         return services.credit_outage(newest, tick)
 
 
+def stop_receiving(at_ms: int | None = None) -> None:
+    """This web process no longer receives frames (its shutdown began): it proves no
+    more life, and :func:`retire` records this moment as its last beat."""
+    global stopped_at_ms
+    if stopped_at_ms is None:
+        stopped_at_ms = _now_ms() if at_ms is None else at_ms
+
+
 def retire(name: str | None = None) -> None:
     """This web process stops cleanly: the others carry on, and its pulses end."""
     name = name or process_name()
-    Heartbeat.objects.filter(name=name).update(active=False, last_beat=_dt(_now_ms()))
+    last = _now_ms() if stopped_at_ms is None else stopped_at_ms
+    Heartbeat.objects.filter(name=name).update(active=False, last_beat=_dt(last))
     client = _redis()
     if client is not None:
         try:
@@ -181,11 +202,14 @@ def tier_alive_ms() -> int | None:
 
     Without Redis (the embedded default) the sweeper runs on the one web
     process's own loop, so the present moment is proof enough — once this
-    process has beaten (and credited any outage that its start ended).
+    process has beaten (and credited any outage that its start ended), and
+    until it stopped receiving frames.
     """
     client = _redis()
     if client is None:
-        return _now_ms() if beaten else None
+        if not beaten:
+            return None
+        return _now_ms() if stopped_at_ms is None else stopped_at_ms
     try:
         top = client.zrevrange(_pulse_key(), 0, 0, withscores=True)
     except Exception:
@@ -223,6 +247,8 @@ class PulseThread(threading.Thread):
     def once(self) -> None:
         tick = loop_tick_ms
         now = _now_ms()
+        if stopped_at_ms is not None:
+            return  # shutting down: no longer listening, its sockets closed
         if tick is None or now - tick > STALL_MS:
             return  # the loop is not turning: this process proves nothing now
         client = _redis()

@@ -9,6 +9,7 @@ voids a live match. Staff can void a match from the admin.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -157,6 +158,42 @@ def test_a_workers_silence_voids_and_credits_nothing(
     assert Heartbeat.objects.filter(kind="worker").count() == 1
 
 
+def test_a_web_process_shutting_down_proves_no_more_life_from_that_moment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    proved: list[str] = []
+    monkeypatch.setattr(liveness, "stopped_at_ms", None)
+    monkeypatch.setattr(liveness, "beaten", True)
+    monkeypatch.setattr(liveness, "beat", lambda tick, name: proved.append("beat"))
+    monkeypatch.setattr(liveness, "pulse", lambda tick, name: proved.append("pulse"))
+    pulse = liveness.PulseThread("web-a")
+    monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())
+    pulse.once()
+    assert proved == ["beat", "pulse"]
+    # SIGTERM: no longer listening, every socket closed with 1012. Draining takes a
+    # while, but no frame can arrive meanwhile: no more proof, no deadline enforced.
+    liveness.stop_receiving(services.now_ms())
+    monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())
+    pulse.once()
+    assert proved == ["beat", "pulse"]
+    assert liveness.tier_alive_ms() == liveness.stopped_at_ms  # the embedded sweeper's gate
+
+
+def test_when_the_whole_tier_shut_down_the_outage_counts_from_when_it_stopped_receiving(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m = live_ranked(alice, bob)
+    stopped = services.now_ms() - 5_000  # SIGTERM 5 s ago; the drain just ended
+    liveness.beat(stopped - 300, "web-a")
+    monkeypatch.setattr(liveness, "stopped_at_ms", None)
+    liveness.stop_receiving(stopped)
+    liveness.retire("web-a")
+    with commits():
+        assert liveness.beat(stopped + 8_000, "web-b") == [m.pk]  # started again
+    event = MatchEvent.objects.filter(match=m, kind="credit").get()
+    assert (event.data["from"], event.data["to"]) == (stopped, stopped + 8_000)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_web_processes_ending_an_outage_together_credit_it_once(
     require_postgres: None, alice: Any, bob: Any, live_ranked: Any
@@ -185,6 +222,76 @@ def test_two_web_processes_ending_an_outage_together_credit_it_once(
     assert errors == []
     assert _running(m)[0] == deadline + 10_000
     assert MatchEvent.objects.filter(match=m, kind="credit").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_restarted_web_processes_ending_an_outage_together_credit_it_once(
+    require_postgres: None, alice: Any, bob: Any, live_ranked: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Restarted processes beat under new names (new pids): the first inserts its row
+    while the second waits for the old rows' locks, and must then see that beat.
+    (`make drill` found each match credited twice after both web processes restarted.)"""
+    m = live_ranked(alice, bob)
+    deadline, _main = _running(m)
+    liveness.beat(T0, "web-old-a")
+    liveness.beat(T0, "web-old-b")
+    credit = services.credit_outage
+    first = threading.Lock()
+
+    def credit_once_the_other_waits(start_ms: int, end_ms: int) -> list[int]:
+        # The first process to credit holds the old rows' locks: let the other one
+        # start its beat and queue behind them before this one commits.
+        if first.acquire(blocking=False):
+            others.release()
+            ok = _until(lambda: _backends_waiting_for_a_lock() >= 1)
+            assert ok, "the other process never waited for the web rows' locks"
+        return credit(start_ms, end_ms)
+
+    monkeypatch.setattr(services, "credit_outage", credit_once_the_other_waits)
+    others = threading.Semaphore(0)
+    errors: list[BaseException] = []
+
+    def back(name: str, after_first: bool) -> None:
+        try:
+            if after_first:
+                assert others.acquire(timeout=10)
+            liveness.beat(T0 + 10_000, name)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=back, args=("web-new-c", False)),
+        threading.Thread(target=back, args=("web-new-d", True)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert MatchEvent.objects.filter(match=m, kind="credit").count() == 1
+    assert _running(m)[0] == deadline + 10_000
+
+
+def _backends_waiting_for_a_lock() -> int:
+    from django.db import connections
+
+    with connections["default"].cursor() as cur:
+        cur.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return int(cur.fetchone()[0])
+
+
+def _until(ok: Callable[[], bool], timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not ok():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 # --- the sweeper waits for proof that the web tier was up ----------------------------------

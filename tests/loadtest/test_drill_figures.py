@@ -1,0 +1,186 @@
+"""The fault drill's figures (loadtest/drill.py), from records made by hand.
+
+What a player would notice: main time gone from their clock that their own
+thinking does not explain, a move they saw that the server's log lacks, an
+outage given back twice, a match voided without cause. The drill itself runs
+end to end in tests/drill/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from loadtest import bots, drill
+from loadtest.view import Seen
+
+
+def _seen(version: int, main: list[int], running: int | None) -> Seen:
+    return Seen(
+        version=version,
+        status="live",
+        phase="play",
+        seat=0,
+        my_turn=False,
+        can_start=False,
+        can_continue=False,
+        main=main,
+        running=running,
+    )
+
+
+def _table(rec: bots.Recorder) -> bots.Table:
+    fleet: Any = SimpleNamespace(rec=rec)
+    a, b = bots.Account("a", "k"), bots.Account("b", "k")
+    table = bots.Table(fleet, a, b, bots.Behaviour(), random.Random(1))
+    table.match_id = 7
+    table.bots = [SimpleNamespace(thought=0.0), SimpleNamespace(thought=0.0)]  # type: ignore[list-item]
+    return table
+
+
+def test_main_time_a_seat_lost_beyond_its_own_thinking_is_charged_to_the_platform() -> None:
+    rec = bots.Recorder()
+    table = _table(rec)
+    table.account_main(_seen(1, [120_000, 120_000], None), 1.0)  # before the start
+    table.account_main(_seen(2, [120_000, 120_000], 0), 2.0)  # seat 0 decides
+    table.bots[0].thought = 4.0  # it thought 4 s, well inside the 10 s delay...
+    table.account_main(_seen(3, [117_000, 120_000], 1), 3.0)  # ...and lost 3 s of main time
+    table.bots[1].thought = 12.0  # seat 1 thought 12 s: 2 s past the delay are its own
+    table.account_main(_seen(4, [117_000, 118_000], 0), 4.0)
+    table.account_main(_seen(3, [117_000, 120_000], 1), 5.0)  # a late, older frame: ignored
+    assert rec.charges == [(3.0, 7, 0, 3_000, 3)]
+
+
+def _window(**kw: Any) -> drill.Window:
+    w = drill.Window("all 2 web processes · SIGKILL", t0=10.0, wall0=1000.0, live=2, tier=True)
+    w.t1, w.wall1, w.healthy_s = 20.0, 1010.0, 7.0
+    for k, v in kw.items():
+        setattr(w, k, v)
+    return w
+
+
+def test_a_window_compares_what_the_seats_saw_with_the_servers_log() -> None:
+    rec = bots.Recorder()
+    rec.events = {
+        (1, 5): ("place", 0, 11.0),  # in the log
+        (1, 6): ("bid", 1, 12.0),  # missing from the log: lost
+        (2, 9): ("place", 1, 13.0),  # in the log, but by the other seat: lost
+        (2, 10): ("draw", 1, 13.0),  # not a player's move
+        (2, 3): ("place", 0, 9.0),  # before the window
+    }
+    rec.versions = {1: (8, 12.0), 2: (12, 14.0)}  # match 2: a version the log never reached
+    rec.charges = [(15.0, 1, 0, 1_500.4, 8), (25.0, 2, 1, 800.0, 12)]
+    rec.drops = [(10.1, 1006), (10.2, 1006)]
+    rec.errors = [(11.0, "ws_handshake_503"), (12.0, "ws_handshake_503")]
+    log = drill.Log(
+        versions={1: 8, 2: 11},
+        events={(1, 5): ("place", 0), (2, 9): ("place", 0), (2, 3): ("place", 0)},
+        platform=[
+            (1, "credit", {"ms": 6_000}, 1_005_000),
+            (2, "credit", {"ms": 6_000}, 1_005_000),
+            (2, "credit", {"ms": 2_000}, 1_005_100),  # the same outage again
+            (2, "timeout", {"player": 1}, 1_006_000),
+            (1, "credit", {"ms": 9_000}, 1_020_000),  # after the window
+        ],
+    )
+    r = drill.row(_window(), rec, log)
+    assert r["moves"] == 3 and r["moves_lost"] == 3
+    assert {x.get("seq") for x in r["lost"]} == {6, 9, None}
+    assert r["charged_ms"] == 1_500
+    assert r["charged"] == [
+        {"match": 1, "seat": 0, "ms": 1_500, "seen_charged": 5.0, "reconnected": []}
+    ]
+    assert (r["credited_matches"], r["credited_max_ms"], r["credited_twice"]) == (2, 8_000, 1)
+    assert r["errors"] == {"ws_handshake_503": 2, "lost_on_time": 1} and r["dropped"] == 2
+    assert drill.broken(r) == [
+        "3 moves lost",
+        "1500 ms charged",
+        "1 matches credited twice for one outage",
+    ]
+    assert "| all 2 web processes · SIGKILL | 2 | 3 | 3 | 1500 | 2 (≤ 8.0 s) |" in drill.table([r])
+
+
+@pytest.mark.parametrize(
+    ("tier", "healthy_s", "justified"),
+    [(True, 7.0, False), (False, 200.0, False), (True, 200.0, True)],
+)
+def test_only_an_outage_of_the_tier_over_three_minutes_justifies_a_void(
+    tier: bool, healthy_s: float, justified: bool
+) -> None:
+    reason = "The server was unreachable for more than three minutes while ..."
+    log = drill.Log({3: 20}, {}, [(3, "voided", {"reason": reason}, 1_004_000)])
+    r = drill.row(_window(tier=tier, healthy_s=healthy_s), bots.Recorder(), log)
+    assert r["voided"] == 1 and r["voided_unjustified"] == (not justified)
+    assert (drill.broken(r) == []) is justified
+
+
+def test_the_faults_and_the_environment_come_from_the_procfile(tmp_path: Path) -> None:
+    cluster = drill.Cluster(
+        "postgres://postgres@127.0.0.1:5432/unit_drill",
+        "redis://127.0.0.1:6379/5",
+        log_dir=tmp_path,
+    )
+    try:
+        assert cluster.roles == {
+            "web1": "web",
+            "web2": "web",
+            "proxy": "proxy",
+            "worker": "worker",
+            "beat": "beat",
+        }
+        faults = drill.targets(cluster.roles)
+        assert {n: f.types for n, f in faults.items()} == {
+            "one-web": ("web1", "web2"),  # the busier one is hit
+            "all-web": ("web1", "web2"),
+            "worker": ("worker",),
+            "beat": ("beat",),
+            "proxy": ("proxy",),
+        }
+        assert [n for n, f in faults.items() if f.tier] == ["all-web", "proxy"]
+        env = cluster.type_env("web2")
+        port = cluster.port
+        assert (env["SB_PORT"], env["WEB1_PORT"], env["WEB2_PORT"]) == tuple(
+            str(p) for p in (port, port + 1, port + 2)
+        )
+        assert cluster.web_port("web2") == port + 2
+        assert env["PATH"].startswith(str(drill.ROOT / ".venv" / "bin") + ":")
+        assert env["DATABASE_URL"].endswith("/unit_drill") and env["REDIS_URL"].endswith("/5")
+    finally:
+        cluster.cleanup()
+
+
+def test_the_drill_drops_only_a_database_named_for_it(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="must contain 'drill'"):
+        drill.Cluster("postgres://postgres@127.0.0.1:5432/spectacular", log_dir=tmp_path)
+
+
+async def test_a_connected_seat_whose_view_stays_behind_its_opponents_is_stuck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A push the seat never got: the opponent saw version 9, the seat still shows 8."""
+    monkeypatch.setattr(drill, "STUCK_S", 0.3)
+    rec = bots.Recorder()
+    table = _table(rec)
+    table.status = "playing"
+    table.bots = []
+    for seat, version in ((0, 9), (1, 8)):
+        bot: Any = SimpleNamespace(seat=seat, seen=_seen(version, [1, 1], None))
+        bot.connected = asyncio.Event()
+        bot.connected.set()
+        table.bots.append(bot)
+    d = drill.Drill.__new__(drill.Drill)
+    d.rec, d.fleet = rec, SimpleNamespace(tables=[table])  # type: ignore[assignment]
+    watching = asyncio.ensure_future(d.watch())
+    try:
+        assert await bots.wait_until(lambda: bool(rec.stuck), 5.0, every=0.05)
+    finally:
+        watching.cancel()
+    (since, match, seat, saw, top) = rec.stuck[0]
+    assert (match, seat, saw, top) == (7, 1, 8, 9) and len(rec.stuck) == 1
+    r = drill.row(_window(t0=since - 1, t1=since + 1), rec, drill.Log({}, {}, []))
+    assert r["stuck"] == 1 and drill.broken(r) == ["1 seats stuck on an old view"]
