@@ -36,7 +36,7 @@ from .view import Fragments, Seen, read_json, read_page, toast_code
 
 # Close codes the server uses on purpose: not a drop, and reconnecting will not help.
 CLOSE_FINAL = (4401, 4403)
-BACKOFF_S = (0.25, 5.0)  # first and longest wait before reconnecting
+BACKOFF_S = (0.25, 2.0)  # first and longest wait before reconnecting (as the page)
 HTTP_TIMEOUT_S = 30
 HANDSHAKES_S = 15  # the longest a new match holds its set-up slot waiting for its sockets
 DELAY_MS = 10_000  # RULES §7: each decision's delay, before main time runs

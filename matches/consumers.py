@@ -186,6 +186,16 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             # socket. Say so with a close code the page retries on, never a 500.
             await refuse(self, CLOSE_TRY_LATER)
             return
+        if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
+            # Back after our outage, perhaps the seat whose decision it cut: the
+            # time it took to come back is given back too (a new version, pushed).
+            await db.run(services.rejoin, self.match_id, self.user)
+        # A change committed after the view was read but pushed before the group
+        # was joined reached neither: ask whether the match moved on meanwhile
+        # (one small read; after a web process dies every socket reconnects while
+        # play goes on, and a seat left on an old view waits with its clock running).
+        if await db.run(_version, self.match_id) != view["match"]["version"]:
+            view = await db.run(_current, self.match_id, self.user, self.audience) or view
         await self.accept()
         self.accepted = True
         # A (re)connection gets the whole current view.
@@ -320,6 +330,12 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[s
     except services.ServiceError:
         return user, None, {}
     return user, services.audience_of(m, user.pk), view
+
+
+def _version(match_id: int) -> int | None:
+    from .models import Match
+
+    return Match.objects.filter(pk=match_id).values_list("version", flat=True).first()
 
 
 def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:

@@ -64,6 +64,11 @@ MAX_OPEN_MATCHES = 3
 # An outage longer than this voids the matches it froze instead of crediting
 # their clocks: the players cannot be expected to be waiting still.
 OUTAGE_VOID_AFTER_MS = 180_000
+# After an outage the players' sockets come back one by one (the proxy's next
+# health check, each page's reconnection delay): the seat whose decision the
+# outage cut is given back the time until it is back too, up to this long.
+# Until then (or its return) its clock cannot run out.
+OUTAGE_REJOIN_MS = 5_000
 # The computer player waits this long before each decision, like a person would
 # (never on its opponent's clock: the opponent is not to act meanwhile).
 COMPUTER_PAUSE_MS = (500, 1500)
@@ -693,7 +698,13 @@ def _live_op(
     events: list[dict[str, Any]],
 ) -> engine.MatchState:
     op = parsed["op"]
-    expired, ev = engine.expire(state, now)
+    held = _rejoin_until(m, state)
+    if held is not None and state.to_act in seats:
+        state = _rejoin(m, state, now, events)  # its frame proves it is back
+        held = None
+    # While the seat to act has not come back from our outage its clock cannot
+    # run out (the opponent's flag waits for it).
+    expired, ev = engine.expire(state, now) if held is None or now >= held else (state, [])
     if ev:
         # The clock ran out before this frame arrived: the frame is not applied.
         events.extend(ev)
@@ -863,7 +874,77 @@ def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
     if deadline is not None and _computer_to_act(m, state) is not None:
         assert state.decision_start is not None
         return min(deadline, state.decision_start + _computer_pause(m))
+    held = _rejoin_until(m, state)
+    if deadline is not None and held is not None:
+        return max(deadline, held)
     return deadline
+
+
+def _rejoin_until(m: Match, state: engine.MatchState | None) -> int | None:
+    """Until when the seat whose decision an outage cut may still come back for it.
+
+    ``None`` once it came back (or acted), or when the decision running is not the
+    one the outage cut. Meanwhile its clock cannot run out (:func:`next_wakeup`,
+    :func:`_live_op`): the time from the server's return to the seat's is ours.
+    """
+    credit = m.last_credit
+    if not credit or credit.get("rejoin_until") is None or state is None:
+        return None
+    if state.to_act != credit.get("seat") or state.decision_start != credit.get("start"):
+        return None
+    return int(credit["rejoin_until"])
+
+
+def _rejoin(
+    m: Match, state: engine.MatchState, now: int, events: list[dict[str, Any]]
+) -> engine.MatchState:
+    """The cut decision's seat is back at ``now``: give it the time since the server was."""
+    until = _rejoin_until(m, state)
+    credit = m.last_credit
+    if until is None or credit is None:
+        return state
+    back = int(credit["to"])
+    state, ms = engine.credit(state, back, min(now, until))
+    m.last_credit = {"ms": int(credit["ms"]) + ms, "seat": credit["seat"], "to": back}
+    if ms:
+        events.append(
+            {
+                "type": "credit",
+                "from": back,
+                "to": back + ms,
+                "ms": ms,
+                "player": credit["seat"],
+                "rejoin": True,
+                "t": now,
+            }
+        )
+    return state
+
+
+def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
+    """A seat's socket is back after an outage: give it back the time it took.
+
+    A no-op (``False``) unless ``user`` holds the seat whose decision the last
+    outage cut, that decision still runs, and the seat has not come back yet.
+    """
+    with transaction.atomic():
+        m = locked_match(match_id)
+        if m is None or m.is_over or m.status != Match.Status.LIVE or not m.last_credit:
+            return False
+        state = engine.from_dict(m.state) if m.state is not None else None
+        if state is None or _rejoin_until(m, state) is None:
+            return False
+        if m.last_credit.get("seat") not in m.seats_of(getattr(user, "pk", None)):
+            return False
+        t = now_ms() if now is None else now
+        events: list[dict[str, Any]] = []
+        before = state
+        state = _rejoin(m, state, t, events)
+        if not events:
+            m.save(update_fields=["last_credit"])
+            return False
+        save_change(m, state, events, before=before, now=t)
+        return True
 
 
 def _computer_to_act(m: Match, state: engine.MatchState) -> tuple[int, int] | None:
@@ -1103,6 +1184,12 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
         if not event["ms"]:
             return False
         m.last_credit = {"ms": event["ms"], "seat": event["player"], "to": end_ms}
+        if event["player"] is not None and event["player"] != m.computer_seat:
+            # A person's socket must come back too: see OUTAGE_REJOIN_MS.
+            m.last_credit.update(
+                start=state.decision_start,
+                rejoin_until=end_ms + _setting_ms("OUTAGE_REJOIN_MS", OUTAGE_REJOIN_MS),
+            )
         save_change(m, state, [event], before=before, now=end_ms)
         return True
 

@@ -29,6 +29,17 @@
   var initialGoto = null; // data-goto as the page was loaded: an old rematch, not news
   var navigated = false;
 
+  // Reconnect soon after a lost socket: the clock keeps running while the page is
+  // away (after our outage the server gives back at most 5 s of the way back).
+  // htmx's default doubles up to 64 s; here 0.125-0.25 s, then doubling to 1-2 s at
+  // most, with jitter so that a restarted server is not met by every page at once.
+  if (window.htmx) {
+    window.htmx.config.wsReconnectDelay = function (retries) {
+      var cap = Math.min(250 * Math.pow(2, retries), 2000);
+      return cap / 2 + (Math.random() * cap) / 2;
+    };
+  }
+
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
 

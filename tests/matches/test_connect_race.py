@@ -1,8 +1,8 @@
 """A change committed while a socket connects must still reach it.
 
 ``MatchConsumer.connect`` reads the current view, then joins the audience's
-group. A change committed and pushed in between is in neither: the socket shows
-the older view and is never sent the newer one. `make drill` found seats stuck
+group. A change committed and pushed in between is in neither, so it asks for
+the version again once it has joined. `make drill` found seats stuck
 this way after a web process died and every socket reconnected at once while
 the matches went on: the seat waited for a move that had been made, its clock
 running, until another reconnection (or a loss on time).
@@ -18,15 +18,12 @@ from channels.db import database_sync_to_async
 from matchplay import new_casual
 from wsclient import open_socket
 
+import engine
 from matches import consumers, services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug, reported to the lead: connect() joins its group after reading the view",
-)
 async def test_a_change_committed_between_the_first_view_and_joining_the_group_arrives(
     alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -48,3 +45,41 @@ async def test_a_change_committed_between_the_first_view_and_joining_the_group_a
         assert frame["version"] == 1 and frame["view"]["match"]["ready"] == [True, False]
     finally:
         await bob_socket.comm.disconnect()
+
+
+async def test_the_seat_whose_decision_our_outage_cut_is_given_back_its_way_back(
+    alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the web tier was down, the time until the seat to act's socket is back is ours."""
+    from matches import liveness
+    from matches.models import MatchEvent
+
+    def outage() -> tuple[int, int, Any]:
+        m = new_casual(alice, bob)
+        for u in (alice, bob):
+            services.act(m.pk, u, {"op": "start", "version": 0}, services.now_ms())
+        m.refresh_from_db()
+        state = engine.from_dict(m.state)
+        start = state.decision_start + 100
+        liveness.beat(start, "web-a")
+        back = start + 13_100
+        assert liveness.beat(back, "web-b") == [m.pk]
+        mover = alice if state.to_act in m.seats_of(alice.pk) else bob
+        return m.pk, back, mover
+
+    match_id, back, mover = await database_sync_to_async(outage)()
+    monkeypatch.setattr(services, "now_ms", lambda: back + 1_500)  # the page is back 1.5 s later
+    sock = await open_socket(match_id, mover)
+    try:
+        frame = sock.frames[0]
+        if frame["view"]["match"]["credit"]["ms"] == 13_100:
+            frame = await asyncio.wait_for(sock.until(lambda f: f.get("type") == "state"), 3)
+        assert frame["view"]["match"]["credit"]["ms"] == 13_100 + 1_500
+        rejoined = await database_sync_to_async(
+            lambda: (
+                MatchEvent.objects.filter(match_id=match_id, kind="credit").order_by("pk").last()
+            )
+        )()
+        assert rejoined.data["rejoin"] and rejoined.data["ms"] == 1_500
+    finally:
+        await sock.comm.disconnect()

@@ -378,3 +378,114 @@ def test_a_web_process_proves_nothing_while_the_proxy_in_front_of_it_is_down(
     assert not liveness.proxy_answers()
     settings.LIVENESS_PROBE = ""
     assert liveness.proxy_answers()  # no proxy: nothing to check
+
+
+# --- the seat whose decision the outage cut: the time until its socket is back --------------
+
+
+def _cut_at_the_end(m: Match, left_ms: int) -> tuple[int, int]:
+    """An outage ending with ``left_ms`` on the running decision's clock: (back, seat to act)."""
+    deadline, _ = _running(m)
+    start = deadline - left_ms  # the last beat before the outage
+    liveness.beat(start, "web-a")
+    back = start + 13_100
+    assert liveness.beat(back, "web-b") == [m.pk]
+    assert _running(m)[0] == back + left_ms
+    to_act = _state(m).to_act
+    assert to_act is not None
+    return back, to_act
+
+
+def _users(m: Match, *users: Any) -> tuple[Any, Any]:
+    """(the user to act, the other one)."""
+    s = _state(m)
+    mover = next(u for u in users if s.to_act in m.seats_of(u.pk))
+    return mover, next(u for u in users if u is not mover)
+
+
+def test_the_seat_to_act_is_given_back_the_time_until_its_socket_is_back(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any, pushes: list[Any]
+) -> None:
+    m = live_ranked(alice, bob)
+    back, seat = _cut_at_the_end(m, 60_000)
+    mover, other = _users(m, alice, bob)
+    deadline, _ = _running(m)
+    assert not services.rejoin(m.pk, other, back + 1_000)  # not the one whose time ran
+    with commits():
+        assert services.rejoin(m.pk, mover, back + 1_800)  # its page reconnected 1.8 s later
+    assert _running(m)[0] == deadline + 1_800
+    event = MatchEvent.objects.filter(match=m, kind="credit").order_by("pk").last()
+    assert event is not None and event.data["ms"] == 1_800 and event.data["rejoin"]
+    m.refresh_from_db()
+    assert m.last_credit == {"ms": 13_100 + 1_800, "seat": seat, "to": back}
+    for audience in ("seat0", "seat1"):  # both pages show the whole time given back
+        assert f'"credit":{{"ms":14900,"seat":{seat},' in pushes[-1].frames[audience]
+    # Once is all: a second reconnection (a reload) gives nothing more.
+    assert not services.rejoin(m.pk, mover, back + 4_000)
+    assert _running(m)[0] == deadline + 1_800
+
+
+def test_the_time_given_back_for_coming_back_is_capped(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any
+) -> None:
+    m = live_ranked(alice, bob)
+    back, _ = _cut_at_the_end(m, 60_000)
+    mover, _ = _users(m, alice, bob)
+    deadline, _ = _running(m)
+    with commits():
+        assert services.rejoin(m.pk, mover, back + 60_000)  # a minute away: 5 s only
+    assert _running(m)[0] == deadline + services.OUTAGE_REJOIN_MS
+
+
+def test_a_clock_cannot_run_out_before_its_seat_could_come_back(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any
+) -> None:
+    """One second left when the server came back, and the page back 3 s later: no loss."""
+    m = live_ranked(alice, bob)
+    back, _ = _cut_at_the_end(m, 1_000)
+    mover, other = _users(m, alice, bob)
+    m.refresh_from_db()
+    assert m.wake_at_ms == back + services.OUTAGE_REJOIN_MS  # the sweeper waits for it
+    with commits():
+        # The opponent's "their clock shows zero" and the sweeper, meanwhile: nothing.
+        services.act(m.pk, other, {"op": "flag", "version": m.version}, back + 2_000)
+        assert not services.check_match(m.pk, None, back + 2_500)
+    m.refresh_from_db()
+    assert m.status == Match.Status.LIVE
+    with commits():
+        assert services.rejoin(m.pk, mover, back + 3_000)
+    assert _running(m)[0] == back + 1_000 + 3_000
+    m.refresh_from_db()
+    assert m.status == Match.Status.LIVE and m.wake_at_ms == back + 4_000
+
+
+def test_a_seat_that_never_comes_back_loses_on_time_once_the_allowance_passed(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any
+) -> None:
+    m = live_ranked(alice, bob)
+    back, seat = _cut_at_the_end(m, 1_000)
+    _, other = _users(m, alice, bob)
+    until = back + services.OUTAGE_REJOIN_MS
+    with commits():
+        assert not services.check_match(m.pk, None, until - 1)
+        assert services.check_match(m.pk, None, until)
+    m.refresh_from_db()
+    assert m.status == Match.Status.FINISHED and m.end_reason == "time"
+    assert m.winner_seat == 1 - seat
+    timeout = MatchEvent.objects.filter(match=m, kind="timeout").get()
+    assert timeout.data["player"] == seat
+
+
+def test_the_seats_own_frame_proves_it_is_back(
+    alice: Any, bob: Any, live_ranked: Any, commits: Any
+) -> None:
+    """A frame from the seat to act (by socket or the HTTP API) counts as its return."""
+    m = live_ranked(alice, bob)
+    back, seat = _cut_at_the_end(m, 1_000)
+    mover, _ = _users(m, alice, bob)
+    with commits():
+        out = services.act(m.pk, mover, {"op": "resign", "version": m.version}, back + 2_500)
+    assert out.error is None
+    m.refresh_from_db()
+    assert m.end_reason == "resign" and m.winner_seat == 1 - seat
+    assert MatchEvent.objects.filter(match=m, kind="credit").count() == 2
