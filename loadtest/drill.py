@@ -537,7 +537,8 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
     charges = [c for c in rec.charges if within(c[0])]
     stuck = [s for s in rec.stuck if within(s[0])]
     credits = platform("credit")
-    per_match = Counter(m for m, _ in credits)
+    # The time a seat then took to come back (``rejoin``) belongs to the same outage.
+    per_match = Counter(m for m, d in credits if not d.get("rejoin"))
     credited = Counter[int]()
     for m, d in credits:
         credited[m] += int(d.get("ms") or 0)
@@ -566,7 +567,8 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "lost": lost[:20],
         "charged_ms": round(sum(c[3] for c in charges)),
         "charged": [timeline(w, rec, *c) for c in charges[:20]],
-        "credited_matches": len(per_match),
+        "credited_matches": len(credited),
+        "rejoins": sum(bool(d.get("rejoin")) for _, d in credits),
         "credited_ms": sum(credited.values()),
         "credited_max_ms": max(credited.values(), default=0),
         "credits": len(credits),

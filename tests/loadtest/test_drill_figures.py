@@ -82,6 +82,7 @@ def test_a_window_compares_what_the_seats_saw_with_the_servers_log() -> None:
         events={(1, 5): ("place", 0), (2, 9): ("place", 0), (2, 3): ("place", 0)},
         platform=[
             (1, "credit", {"ms": 6_000}, 1_005_000),
+            (1, "credit", {"ms": 1_500, "rejoin": True}, 1_006_500),  # its way back: same outage
             (2, "credit", {"ms": 6_000}, 1_005_000),
             (2, "credit", {"ms": 2_000}, 1_005_100),  # the same outage again
             (2, "timeout", {"player": 1}, 1_006_000),
@@ -96,6 +97,7 @@ def test_a_window_compares_what_the_seats_saw_with_the_servers_log() -> None:
         {"match": 1, "seat": 0, "ms": 1_500, "seen_charged": 5.0, "reconnected": []}
     ]
     assert (r["credited_matches"], r["credited_max_ms"], r["credited_twice"]) == (2, 8_000, 1)
+    assert r["credited_ms"] == 15_500 and r["rejoins"] == 1
     assert r["errors"] == {"ws_handshake_503": 2, "lost_on_time": 1} and r["dropped"] == 2
     assert drill.broken(r) == [
         "3 moves lost",
