@@ -22,12 +22,21 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 
 import matches.routing  # noqa: E402
 from config import daphne_close  # noqa: E402
+from config.throttle import PasswordThrottle  # noqa: E402
 
 daphne_close.install()  # 1012 and 1013 closes (config/daphne_close.py)
 
 # Daphne serves no files itself: with SERVE_STATIC (the default) Django's
 # static-files handler answers /static/ from the app and project static folders.
 http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.SERVE_STATIC else django_asgi_app
+if settings.PASSWORD_THROTTLE_DELAY_MS:
+    # A password flood waits before Django sees it, off the matches' CPU.
+    http_app = PasswordThrottle(
+        http_app,
+        free=settings.PASSWORD_THROTTLE_FREE,
+        delay_s=settings.PASSWORD_THROTTLE_DELAY_MS / 1000,
+        trusted_proxies=settings.TRUSTED_PROXY_COUNT,
+    )
 
 application = ProtocolTypeRouter(
     {

@@ -393,6 +393,10 @@ AXES_DISABLE_ACCESS_LOG = True  # successful log-ins need no row of their own
 # Behind N proxies of ours the client's address is the Nth entry from the right
 # of X-Forwarded-For; 0 (the default) believes only the connection's address.
 TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
+# Password forms per client address and web process (config/throttle.py): this
+# many refused posts in 10 s pass at once, later ones wait this long first (0: off).
+PASSWORD_THROTTLE_FREE = envint("PASSWORD_THROTTLE_FREE", 10)
+PASSWORD_THROTTLE_DELAY_MS = envint("PASSWORD_THROTTLE_DELAY_MS", 1000)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
