@@ -10,7 +10,6 @@ account between guesses would reset the counter of the address).
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from datetime import datetime
 from typing import Any
@@ -28,6 +27,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from config.throttle import forwarded_address
+
 from .views import safe_next
 
 
@@ -35,24 +36,13 @@ def client_ip(request: HttpRequest) -> str:
     """The address a log-in comes from (``AXES_CLIENT_IP_CALLABLE``).
 
     ``REMOTE_ADDR`` unless ``TRUSTED_PROXY_COUNT`` says how many proxies of ours
-    stand in front of Daphne. Then it is the address the outermost of them saw,
-    counted from the right of ``X-Forwarded-For``: each proxy appends the address
-    it received from, so the entries left of that are whatever the client wrote
-    and are never believed. A header with too few entries (a request that did
-    not come through the proxies) falls back on ``REMOTE_ADDR``.
+    stand in front of Daphne (:func:`config.throttle.forwarded_address`).
     """
-    remote = str(request.META.get("REMOTE_ADDR", ""))
-    count = int(getattr(settings, "TRUSTED_PROXY_COUNT", 0))
-    if count <= 0:
-        return remote
-    hops = [h.strip() for h in str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",")]
-    hops = [h for h in hops if h]
-    if len(hops) < count:
-        return remote
-    try:
-        return str(ipaddress.ip_address(hops[-count]))
-    except ValueError:
-        return remote
+    return forwarded_address(
+        str(request.META.get("REMOTE_ADDR", "")),
+        str(request.META.get("HTTP_X_FORWARDED_FOR", "")),
+        int(getattr(settings, "TRUSTED_PROXY_COUNT", 0)),
+    )
 
 
 def lockout_ends_at(request: HttpRequest, credentials: dict[str, Any] | None) -> datetime | None:

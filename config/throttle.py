@@ -39,17 +39,25 @@ TOO_MANY = (
 
 
 def client_address(scope: Scope, trusted_proxies: int) -> str:
-    """The address a request comes from, as ``accounts.lockout.client_ip`` reads it.
-
-    The connection's peer, unless ``trusted_proxies`` of ours stand in front:
-    then the address the outermost of them saw, counted from the right of
-    ``X-Forwarded-For`` (what a client wrote to the left is never believed).
-    """
+    """The address an ASGI request comes from, as the log-in lockout reads it."""
     remote = str((scope.get("client") or ("",))[0] or "")
+    raw = b",".join(v for k, v in scope.get("headers") or () if k.lower() == b"x-forwarded-for")
+    return forwarded_address(remote, raw.decode("latin-1"), trusted_proxies)
+
+
+def forwarded_address(remote: str, forwarded_for: str, trusted_proxies: int) -> str:
+    """The client's address: the peer ``remote``, unless proxies of ours stand in front.
+
+    With ``trusted_proxies`` of them, it is the address the outermost one saw,
+    counted from the right of ``X-Forwarded-For`` (``forwarded_for``): each proxy
+    appends the address it received from, so the entries left of that are
+    whatever the client wrote and are never believed. A header with too few
+    entries (a request that did not come through the proxies) falls back on
+    ``remote``.
+    """
     if trusted_proxies <= 0:
         return remote
-    raw = b",".join(v for k, v in scope.get("headers") or () if k.lower() == b"x-forwarded-for")
-    hops = [h.strip() for h in raw.decode("latin-1").split(",") if h.strip()]
+    hops = [h.strip() for h in forwarded_for.split(",") if h.strip()]
     if len(hops) < trusted_proxies:
         return remote
     try:
