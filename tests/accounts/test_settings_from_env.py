@@ -29,6 +29,7 @@ ENV_KEYS = (
     "SECURE_HSTS_INCLUDE_SUBDOMAINS",
     "SECURE_HSTS_PRELOAD",
     "SECURE_PROXY_SSL_HEADER",
+    "GC_THRESHOLD",
 )
 # Importing the module runs every check in it; no need for django.setup().
 SHOW = """
@@ -45,6 +46,7 @@ print(json.dumps({
     "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
     "LANGUAGE_CODE": s.LANGUAGE_CODE,
     "SECRET_KEY": s.SECRET_KEY,
+    "GC_THRESHOLD": s.GC_THRESHOLD,
 }))
 """
 
@@ -193,6 +195,35 @@ def test_a_deal_seed_is_refused_on_a_live_server(debug: str) -> None:
 def test_celery_sweeper_need_redis() -> None:
     stderr = refused(MATCH_SWEEPER="celery")
     assert "MATCH_SWEEPER=celery needs REDIS_URL" in stderr
+
+
+def test_the_garbage_collector_is_spaced_out_unless_told_otherwise() -> None:
+    assert loaded()["GC_THRESHOLD"] == [20_000, 20, 10]
+    assert loaded(GC_THRESHOLD="5000, 10, 10")["GC_THRESHOLD"] == [5000, 10, 10]
+    assert loaded(GC_THRESHOLD="python")["GC_THRESHOLD"] is None
+
+
+@pytest.mark.parametrize("value", ["20000,20", "a,b,c", "0,10,10", "-1,10,10"])
+def test_it_refuses_thresholds_it_cannot_use(value: str) -> None:
+    assert "is not three positive whole numbers" in refused(GC_THRESHOLD=value)
+
+
+def test_a_web_process_freezes_its_start_up_and_collects_less_often() -> None:
+    """What ``python -m config.serve`` does before it serves (config.serve.tune_gc)."""
+    code = (
+        "import gc, json; from config.serve import tune_gc; "
+        "before = gc.get_threshold(); tune_gc(None); same = gc.get_threshold(); "
+        "tune_gc((20000, 20, 10)); "
+        "print(json.dumps([before, same, gc.get_threshold(), gc.get_freeze_count()]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=BASE_DIR, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    before, same, after, frozen = json.loads(out.stdout)
+    assert same == before == [700, 10, 10]  # None: the interpreter's own
+    assert after == [20000, 20, 10]
+    assert frozen > 1000  # start-up's objects are out of the collector's way
 
 
 def test_it_refuses_an_unknown_timer_kind() -> None:
