@@ -150,16 +150,6 @@ def last_opponent_of(user: Any) -> int | None:
     return m[1] if m[0] == user.pk else m[0]
 
 
-def busy_user_ids(user_ids: Sequence[int]) -> set[int]:
-    """Those of ``user_ids`` who have a waiting or live match (of any kind)."""
-    ids = set(user_ids)
-    return {
-        uid
-        for m in services.open_matches_of(list(user_ids))
-        for uid in (m.player0_id, m.player1_id)
-    } & ids
-
-
 def _ms(dt: datetime) -> int:
     return int(dt.timestamp() * 1000)
 
@@ -326,7 +316,7 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
         if not entries:
             return made
         gone = {e.pk for e in entries if e.last_seen < now - PRESENCE_TIMEOUT}
-        busy = busy_user_ids([e.user_id for e in entries])
+        busy = services.busy_user_ids([e.user_id for e in entries])
         drop = [e for e in entries if e.pk in gone or e.user_id in busy]
         if drop:
             QueueEntry.objects.filter(pk__in=[e.pk for e in drop]).delete()
@@ -338,7 +328,7 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
             if len(users) < 2:
                 continue  # someone else holds a user: the next sweep tries again
             # Checked again under the user locks: a match made meanwhile is committed now.
-            if busy_user_ids([a.user_id, b.user_id]):
+            if services.busy_user_ids([a.user_id, b.user_id]):
                 continue  # the next pairing drops the busy one's entry
             p0, p1 = users[a.user_id], users[b.user_id]
             if secrets.randbelow(2):

@@ -148,13 +148,13 @@ def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple
     """The new match (seats swapped), or ``(None, ServiceError)`` when someone is busy."""
     if m.kind == Match.Kind.SAME_DEVICE:
         services.lock_users([m.player0_id])
-        if busy_user_ids([m.player0_id]):
+        if services.busy_user_ids([m.player0_id]):
             return None, ServiceError("busy", _("Finish your current match first."))
         return services.new_match(Match.Kind.SAME_DEVICE, m.player0, None, m.guest_name), None
     assert m.player1_id is not None
     ids = [m.player0_id, m.player1_id]
     services.lock_users(ids)
-    busy = busy_user_ids(ids)
+    busy = services.busy_user_ids(ids)
     offerer_id = ids[offerer_seat]
     if offerer_id in busy:
         return None, ServiceError(
@@ -165,13 +165,3 @@ def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple
     # Accepting takes both players out of the ranked queue: they are playing now.
     QueueEntry.objects.filter(user_id__in=ids).delete()
     return services.new_match(m.kind, m.player1, m.player0), None
-
-
-def busy_user_ids(user_ids: list[int]) -> set[int]:
-    """Those of ``user_ids`` who have a waiting or live match (of any kind)."""
-    ids = set(user_ids)
-    return {
-        uid
-        for m in services.open_matches_of(list(user_ids))
-        for uid in (m.player0_id, m.player1_id)
-    } & ids

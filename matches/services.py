@@ -30,6 +30,7 @@ import logging
 import random
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,6 +330,14 @@ def open_matches_of(user_ids: list[int]) -> list[Match]:
             Q(player0_id__in=user_ids) | Q(player1_id__in=user_ids), status__in=OPEN_STATUSES
         ).order_by("created_at", "pk")
     )
+
+
+def busy_user_ids(user_ids: Sequence[int]) -> set[int]:
+    """Those of ``user_ids`` who have a waiting or live match (of any kind)."""
+    ids = set(user_ids)
+    return {
+        uid for m in open_matches_of(list(user_ids)) for uid in (m.player0_id, m.player1_id)
+    } & ids
 
 
 def check_free(user: Any, *, opponent: Any = None) -> None:

@@ -16,19 +16,6 @@ if [ ${#packages[@]} -eq 0 ]; then
     exit 0
 fi
 
-if [ "$(id -u)" -eq 0 ]; then
-    SUDO=
-elif command -v sudo >/dev/null 2>&1; then
-    SUDO=sudo
-else
-    echo "ensure-chromium: missing ${packages[*]} and not root;" >&2
-    echo "  install with: apt-get install -y ${packages[*]}" >&2
-    exit 1
-fi
-
-echo "ensure-chromium: installing ${packages[*]} from Debian (once per machine)..."
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q "${packages[@]}"
+bash "$(dirname "$0")/apt-install.sh" ensure-chromium "${packages[@]}"
 test -x /usr/bin/chromium
 echo "ensure-chromium: $(/usr/bin/chromium --version 2>/dev/null || echo chromium installed)"
