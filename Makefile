@@ -51,7 +51,7 @@ run-services: export SB_PORT := $(SERVE_PORT)
 run-services: export WEB1_PORT := $(shell echo $$(($(SERVE_PORT) + 1)))
 run-services: export WEB2_PORT := $(shell echo $$(($(SERVE_PORT) + 2)))
 run-services: $(STAMP)
-	bash scripts/ensure-haproxy.sh
+	bash scripts/ensure-programs.sh services
 	honcho start release
 	@echo "Spectacular Bid is running on http://$(SERVE_HOST):$(SERVE_PORT) (2 web processes, PostgreSQL + Redis + Celery)"
 	honcho start web1 web2 proxy worker beat
@@ -62,7 +62,7 @@ check: $(STAMP)
 	$(VENV)/bin/mypy --strict engine bots
 
 test: $(STAMP)
-	bash scripts/ensure-chromium.sh
+	bash scripts/ensure-programs.sh test
 	$(MAKE) check
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" TEST_REDIS_URL="$(TEST_REDIS_URL)" \
 	$(PY) -m pytest

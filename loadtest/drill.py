@@ -199,7 +199,7 @@ class Cluster(Services):
 
     def start(self) -> None:
         self.prepare()
-        subprocess.run(["bash", "scripts/ensure-haproxy.sh"], cwd=ROOT, check=True)
+        subprocess.run(["bash", "scripts/ensure-programs.sh", "services"], cwd=ROOT, check=True)
         self.start_type(RELEASE)
         if self.procs.pop(RELEASE).wait(timeout=START_TIMEOUT_S):
             raise RuntimeError(f"release failed: {self.tail(RELEASE)}")

@@ -17,7 +17,7 @@ Fixtures:
   ``redis://127.0.0.1:6379/15``) answers a ping; returns that URL. Tests share
   that database, so they use their own key prefixes rather than flushing it.
 - ``require_chromium``: Debian's Chromium is installed; returns its path
-  (``scripts/ensure-chromium.sh`` installs it, ``make test`` runs that script).
+  (``scripts/ensure-programs.sh test`` installs it, ``make test`` runs that script).
 - ``browser``: a headless Chromium (Playwright's sync API), one per test module.
   Use this one rather than a fixture of your own: Playwright allows one sync
   instance per thread, so two alive at once (say a session-scoped one from an
@@ -187,7 +187,7 @@ def require_chromium() -> str:
     """Debian's Chromium for Playwright; returns its path."""
     path = CHROMIUM if os.access(CHROMIUM, os.X_OK) else shutil.which("chromium")
     if not path:
-        unavailable(f"needs Chromium at {CHROMIUM} (run scripts/ensure-chromium.sh)")
+        unavailable(f"needs Chromium at {CHROMIUM} (run scripts/ensure-programs.sh test)")
     return path
 
 

@@ -52,7 +52,7 @@ def test_killing_a_web_process_or_the_worker_costs_the_players_nothing(
     drill_database: str, require_redis: str, tmp_path: Path
 ) -> None:
     if shutil.which("haproxy") is None:
-        unavailable("needs HAProxy (scripts/ensure-haproxy.sh installs it)")
+        unavailable("needs HAProxy (scripts/ensure-programs.sh installs it)")
     out = tmp_path / "drill.json"
     prefix = f"sbdrill{uuid.uuid4().hex[:8]}"
     short = "--matches 3 --think 0.5-1.5 --faults one-web,worker --signals KILL --down 2 --settle 2"
