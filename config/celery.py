@@ -28,12 +28,12 @@ class SweeperStep(bootsteps.StartStopStep):
     requires = {"celery.worker.components:Timer"}
 
     def start(self, worker: Any) -> None:
-        from matches import sweeper
+        from matches.clock import sweeper
 
         sweeper.start_thread()
 
     def stop(self, worker: Any) -> None:
-        from matches import sweeper
+        from matches.clock import sweeper
 
         sweeper.stop_thread()
 

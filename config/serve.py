@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> None:
     from twisted.internet import reactor
 
     from config.asgi import application
-    from matches import liveness, periodic, services
+    from matches.clock import liveness
+    from matches.play import act as services
+    from matches.realtime import periodic
 
     class WebServer(Server):  # type: ignore[misc]
         ports: list[Any]

@@ -279,7 +279,7 @@ if REDIS_URL:
     }
 else:
     # Channels' in-memory layer, cleaning expired messages once a second (matches/layers.py).
-    CHANNEL_LAYERS = {"default": {"BACKEND": "matches.layers.InMemoryLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "matches.realtime.layers.InMemoryLayer"}}
 
 # Where the deadline sweeper runs (matches/sweeper.py): in the web process
 # ("web": the embedded default, one process) or in the Celery workers ("celery").

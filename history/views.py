@@ -26,8 +26,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
-from matches.drawn_board import drawn
 from matches.models import Match
+from matches.ui.board_svg import drawn
 from ratings.models import PlayerRating
 
 from . import replay as replays

@@ -12,6 +12,6 @@ from celery import shared_task
 @shared_task(ignore_result=True)
 def matchmaking_sweep() -> int:
     """Every 2 s (Celery beat): drop absent and busy queue entries, pair whoever fits."""
-    from .queue import sweep
+    from matches.lobby.matchmaking import sweep
 
     return len(sweep())

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import queue_urls, views
+from matches.lobby import urls as queue_urls
+
+from . import views
 
 app_name = "matches"
 

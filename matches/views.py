@@ -19,14 +19,14 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.api import not_logged_in
+from matches.play import act as services
 from rules.examples import time_control
 
-from . import services
 from .models import Invite
 
 
 def lobby(request: HttpRequest) -> HttpResponse:
-    from .computer import LEVELS
+    from matches.lobby.computer import LEVELS
 
     ctx: dict[str, Any] = {"time_control": time_control(), "computer_levels": LEVELS.items()}
     if request.user.is_authenticated:
@@ -139,7 +139,7 @@ def same_device_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 def computer_create(request: HttpRequest) -> HttpResponse:
     """Play the computer at the level chosen in the lobby (casual, unrated)."""
-    from . import computer
+    from matches.lobby import computer
 
     try:
         m = computer.play(request.user, _level(request.POST.get("level")))
@@ -163,7 +163,7 @@ def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
         m, view = services.current_view(match_id, request.user, watch=True)
     except services.ServiceError as e:
         raise Http404(e.message) from None
-    from .render import page_context
+    from matches.ui.fragments import page_context
 
     ctx = page_context(view)
     ctx.setdefault("match_obj", m)
@@ -238,7 +238,7 @@ def api_same_device_create(request: HttpRequest) -> JsonResponse:
 @require_POST
 def api_computer_create(request: HttpRequest) -> JsonResponse:
     """``{"level": 1|2|3}`` → a casual match against the computer (docs/protocol.md)."""
-    from . import computer
+    from matches.lobby import computer
 
     if (denied := _api_user(request)) is not None:
         return denied

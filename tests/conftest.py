@@ -135,7 +135,7 @@ def _match_threads_let_go() -> Iterator[None]:
     yield
     import sys
 
-    db = sys.modules.get("matches.db")  # only if a test used them
+    db = sys.modules.get("matches.play.db")  # only if a test used them
     if db is not None:
         db.close_connections()
 

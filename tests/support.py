@@ -17,9 +17,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 import engine
-from matches import services
-from matches.lobby_consumer import LobbyConsumer
 from matches.models import Match
+from matches.play import act as services
+from matches.realtime.lobby_consumer import LobbyConsumer
 from matches.signals import match_changed
 
 PASSWORD = "correct horse battery staple"  # everyone's, in the folders that log in
@@ -38,7 +38,7 @@ def use_embedded_default(settings: Any, *, deal_seed: int | None = None) -> Any:
     no background loops; random deals unless ``deal_seed`` is given."""
     settings.MATCH_SWEEPER = "web"
     settings.REDIS_URL = ""
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "matches.layers.InMemoryLayer"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "matches.realtime.layers.InMemoryLayer"}}
     settings.DEAL_SEED = deal_seed
     settings.MATCH_BACKGROUND = False
     return settings

@@ -9,8 +9,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.stats import Record, record_for
-from matches import services
 from matches.models import Match
+from matches.play import act as services
 
 
 def live_match(player0: Any, player1: Any) -> Match:

@@ -13,8 +13,9 @@ import pytest
 from django.test import Client
 
 from accounts import bot_accounts
-from matches import queue, services
+from matches.lobby import matchmaking as queue
 from matches.models import Invite, Match, QueueEntry
+from matches.play import act as services
 from tests.botacct.conftest import bearer, make_bot
 
 

@@ -17,8 +17,8 @@ from django.test import Client
 
 from accounts import bot_accounts
 from config.asgi import application
-from matches import services
 from matches.models import Match, QueueEntry
+from matches.play import act as services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,7 +16,8 @@ from django.test import Client
 
 from accounts import bot_accounts
 from accounts.models import BotToken
-from matches import queue, services
+from matches.lobby import matchmaking as queue
+from matches.play import act as services
 from tests.botacct.conftest import bearer
 
 

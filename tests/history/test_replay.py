@@ -253,7 +253,7 @@ def test_an_aborted_match_replays_as_its_abort(
 def test_a_voided_match_replays_up_to_its_void(
     client: Client, tables: Any, alice: Any, bob: Any
 ) -> None:
-    from matches import voiding
+    from matches.clock import voiding
 
     m = tables.play(tables.start(tables.ranked(alice, bob)), 6)
     assert voiding.void([m.pk], "worker lost") == [m.pk]

@@ -15,8 +15,8 @@ import pytest
 
 from loadtest.bots import choose
 from loadtest.view import Fragments, Seen, read_json, read_page, toast_code
-from matches import services
-from matches.render import render_error, render_fragments
+from matches.play import act as services
+from matches.ui.fragments import render_error, render_fragments
 from tests.support import Tables
 
 pytestmark = pytest.mark.django_db

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import engine
-from matches import services
 from matches.models import Match, MatchEvent
+from matches.play import act as services
 from tests.support import frame_for as frame_for  # the PROTOCOL.md frame for an action
 
 STEP_MS = 1000  # between two decisions: well inside the 10 s delay, so no main time is used

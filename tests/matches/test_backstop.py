@@ -37,8 +37,10 @@ from wsclient import Socket, open_socket
 
 import engine
 from config.settings import redis_channel_layer
-from matches import periodic, queue, services
+from matches.lobby import matchmaking as queue
 from matches.models import Match
+from matches.play import act as services
+from matches.realtime import periodic
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN_MS, DELAY_MS = 1_500, 500
@@ -274,7 +276,7 @@ def test_a_deadline_pending_when_the_worker_is_killed_is_resolved_within_2_s_of_
     settings.MATCH_START_WINDOW_MS = 1_000
     match = new_casual(alice, bob)  # nobody presses 開始: aborted after 1 s
     worker.kill()
-    from matches import liveness
+    from matches.clock import liveness
 
     # The web tier stays up meanwhile (this process proves it), so the deadline is real.
     _wait_for(lambda: services.now_ms() > match.ready_deadline_ms + 1_000, 5, "the deadline")
@@ -305,7 +307,8 @@ def test_a_match_created_while_redis_is_unreachable_still_times_out(
     from asgiref.sync import async_to_sync, sync_to_async
     from channels.layers import get_channel_layer
 
-    from matches import broadcast, liveness, sweeper
+    from matches.clock import liveness, sweeper
+    from matches.realtime import broadcast
 
     # Redis down: no channel layer. The accept is committed and answered all the same.
     settings.CHANNEL_LAYERS = {"default": redis_channel_layer("redis://127.0.0.1:1/0")}

@@ -16,8 +16,10 @@ import pytest
 from matchplay import frame_for
 
 import engine
-from matches import computer, services, sweeper
+from matches.clock import sweeper
+from matches.lobby import computer
 from matches.models import Match, MatchEvent
+from matches.play import act as services
 from tests.matches.test_consumers import leaks
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +33,7 @@ def quick(settings: Any) -> Any:
     settings.COMPUTER_IN_PROCESS = True
     settings.MATCH_SWEEPER = "web"
     settings.REDIS_URL = ""
-    from matches import liveness
+    from matches.clock import liveness
 
     liveness._mark_beaten()
     computer.shutdown()
@@ -129,7 +131,7 @@ def test_a_restart_while_the_computer_is_to_act_loses_nothing(
     monkeypatch.undo()
     computer.shutdown()
     computer._in_flight.clear()  # a new process remembers nothing
-    from matches import liveness
+    from matches.clock import liveness
 
     liveness._mark_beaten()
     _until(lambda: _m(m.pk).version > version, "the computer did not resume")

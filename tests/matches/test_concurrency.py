@@ -16,8 +16,8 @@ from django.db import connection
 from matchplay import Table, frame_for, in_phase, new_casual, play_to
 
 import engine
-from matches import services
 from matches.models import Invite, Match, MatchEvent
+from matches.play import act as services
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 

@@ -19,7 +19,8 @@ from matchplay import new_casual
 from wsclient import open_socket
 
 import engine
-from matches import consumers, services
+from matches.play import act as services
+from matches.realtime import match_consumer as consumers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,7 +52,7 @@ async def test_the_seat_whose_decision_our_outage_cut_is_given_back_its_way_back
     alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After the web tier was down, the time until the seat to act's socket is back is ours."""
-    from matches import liveness
+    from matches.clock import liveness
     from matches.models import MatchEvent
 
     def outage() -> tuple[int, int, Any]:

@@ -29,8 +29,8 @@ from wsclient import (
 
 import engine
 from config.asgi import application
-from matches import services
 from matches.models import Match
+from matches.play import act as services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

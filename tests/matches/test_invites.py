@@ -9,8 +9,8 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from matches import services
 from matches.models import Invite, Match
+from matches.play import act as services
 
 pytestmark = pytest.mark.django_db
 
@@ -105,7 +105,7 @@ def test_an_unknown_invite_code_is_not_found(bob: Any) -> None:
 def test_accepting_an_invite_takes_both_players_out_of_the_ranked_queue(
     alice: Any, bob: Any
 ) -> None:
-    from matches import queue
+    from matches.lobby import matchmaking as queue
     from matches.models import QueueEntry
 
     queue.join(alice, pair=False)
@@ -118,7 +118,7 @@ def test_accepting_an_invite_takes_both_players_out_of_the_ranked_queue(
 
 
 def test_starting_a_same_device_match_leaves_the_ranked_queue(alice: Any) -> None:
-    from matches import queue
+    from matches.lobby import matchmaking as queue
     from matches.models import QueueEntry
 
     queue.join(alice, pair=False)

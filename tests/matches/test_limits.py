@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from matches import services
 from matches.models import Invite, Match
+from matches.play import act as services
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,8 @@ from matchplay import new_casual
 from wsclient import open_socket
 
 from config.settings import redis_channel_layer
-from matches import queue, services
+from matches.lobby import matchmaking as queue
+from matches.play import act as services
 from tests.support import connect_lobby
 
 IDLE_S = 15  # three times the BRPOP (and the old read timeout) of 5 s

@@ -14,7 +14,7 @@ import pytest
 from matchplay import Table, frame_for, in_phase, new_casual, play_to, snapshot
 
 import engine
-from matches import services
+from matches.play import act as services
 
 pytestmark = pytest.mark.django_db
 

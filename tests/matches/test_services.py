@@ -22,8 +22,8 @@ from matchplay import (
 )
 
 import engine
-from matches import services
 from matches.models import Match, MatchEvent
+from matches.play import act as services
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ import time_machine
 from django.test import Client
 from django.urls import reverse
 
-from matches import services
 from matches.models import Invite, Match
+from matches.play import act as services
 from tests.support import PASSWORD
 
 ACCEPT = 'data-testid="accept-invite"'

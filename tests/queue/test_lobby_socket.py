@@ -10,9 +10,10 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from matches import queue, services
-from matches.lobby_consumer import LobbyConsumer
+from matches.lobby import matchmaking as queue
 from matches.models import QueueEntry
+from matches.play import act as services
+from matches.realtime.lobby_consumer import LobbyConsumer
 from tests.support import SITE_HEADERS, connect_lobby
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,8 +12,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
 
-from matches import queue, rematch, services
+from matches.lobby import matchmaking as queue
+from matches.lobby import rematch
 from matches.models import Match, QueueEntry
+from matches.play import act as services
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 

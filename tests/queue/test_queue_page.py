@@ -62,7 +62,7 @@ def test_without_javascript_the_forms_come_back_to_the_lobby(alice: Any, client:
 
 
 def test_a_busy_player_sees_why_on_the_card(alice: Any, bob: Any, client: Any) -> None:
-    from matches import services
+    from matches.play import act as services
 
     services.accept_invite(services.create_invite(alice).code, bob)
     client.force_login(alice)

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from django.db.models import Q
 
-from matches import queue, services
+from matches.lobby import matchmaking as queue
 from matches.models import Match, QueueEntry
+from matches.play import act as services
 from tests.support import START  # the clock fixture's start
 
 pytestmark = pytest.mark.django_db

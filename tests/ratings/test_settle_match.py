@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from matches import services
 from matches.models import Match
+from matches.play import act as services
 from ratings.models import PlayerRating, RatingChange
 from ratings.services import rating_of, settle_match
 
@@ -112,7 +112,7 @@ def test_an_aborted_ranked_match_never_changes_ratings(tables: Any, alice: Any, 
 
 
 def test_a_voided_ranked_match_never_changes_ratings(tables: Any, alice: Any, bob: Any) -> None:
-    from matches import voiding
+    from matches.clock import voiding
 
     m = tables.start(tables.ranked(alice, bob))
     assert voiding.void([m.pk], "worker lost") == [m.pk]

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from matches import queue, rematch, services
+from matches.lobby import matchmaking as queue
+from matches.lobby import rematch
 from matches.models import Match
+from matches.play import act as services
 from tests.support import use_embedded_default
 
 # alice, bob, carol, dave, outsider and clock come from tests/conftest.py.

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from matches import queue, rematch, services
+from matches.lobby import matchmaking as queue
+from matches.lobby import rematch
 from matches.models import Match, MatchEvent, QueueEntry
+from matches.play import act as services
 from tests.support import START, capture_changes  # START: the clock fixture's start
 
 pytestmark = pytest.mark.django_db

@@ -27,7 +27,7 @@ django.setup()
 from django.utils import translation  # noqa: E402
 from ui_scenarios import random_match, seat_view  # noqa: E402
 
-from matches import render  # noqa: E402
+from matches.ui import fragments as render  # noqa: E402
 
 RECENT_EVENTS = 16  # what a socket's record keeps (matches/consumers.py)
 RATINGS = [{"value": 1520, "display": "1520?"}, {"value": 1480, "display": "1480"}]

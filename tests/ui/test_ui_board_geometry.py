@@ -12,7 +12,7 @@ import pytest
 from ui_scenarios import layout_dicts, random_match
 
 import engine
-from matches import board
+from table import geometry as board
 
 # A layout grows one tile per placement; every state of these matches is checked.
 SEEDS = range(40)

@@ -17,7 +17,7 @@ from django.utils import translation
 from ui_scenarios import random_match, seat_view
 
 import engine
-from matches import render
+from matches.ui import fragments as render
 
 TOKEN_PATTERNS = (
     re.compile(r'data-tile="(\d)-(\d)"'),

@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from ui_pages import browsing, off_the_loop
 
-from matches import services
 from matches.models import Invite
+from matches.play import act as services
 from tests.support import FAST_HASHERS, PASSWORD, make_user, use_embedded_default
 
 

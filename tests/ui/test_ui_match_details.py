@@ -14,7 +14,7 @@ from test_ui_render import element, frag
 from ui_scenarios import first_state, random_match, seat_view, waiting_view
 
 import engine
-from matches import render
+from matches.ui import fragments as render
 
 NAMES = ("alice", "bob")
 

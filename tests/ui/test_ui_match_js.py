@@ -20,7 +20,7 @@ from ui_match_page import FAKE_SOCKET, ROOT, keep_if_failed, load, sent, swap_in
 from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
-from matches import render
+from matches.ui import fragments as render
 
 
 @pytest.fixture

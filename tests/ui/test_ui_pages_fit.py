@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from ui_pages import browsing, off_the_loop, screenshot, scrolls_sideways, small_targets
 
-from matches import services
+from matches.play import act as services
 from tests.support import FAST_HASHERS, PASSWORD, Tables, make_user, use_embedded_default
 
 

@@ -17,8 +17,8 @@ from test_ui_render import element, frag, page, top_level
 from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
-from matches import render
-from matches.voiding import VOID_OUTAGE, VOID_STAFF
+from matches.clock.voiding import VOID_OUTAGE, VOID_STAFF
+from matches.ui import fragments as render
 
 OPS = ("op-rematch", "op-rematch-accept", "op-rematch-decline")
 

@@ -13,7 +13,7 @@ from django.utils import translation
 from ui_scenarios import T0, first_state, seat_view, waiting_view
 
 import engine
-from matches import render
+from matches.ui import fragments as render
 
 
 def frag(view: dict[str, Any], lang: str = "en") -> str:

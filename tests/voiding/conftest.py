@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from matches import queue, services
+from matches.lobby import matchmaking as queue
 from matches.models import Match
+from matches.play import act as services
 from tests.support import capture_changes, use_embedded_default
 
 # alice, bob, carol, dave, outsider and clock come from tests/conftest.py.

@@ -17,8 +17,9 @@ import pytest
 from django.db import connection
 
 import engine
-from matches import liveness, services, sweeper, voiding
+from matches.clock import liveness, sweeper, voiding
 from matches.models import Heartbeat, Match, MatchEvent
+from matches.play import act as services
 
 pytestmark = pytest.mark.django_db
 

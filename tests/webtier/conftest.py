@@ -52,7 +52,7 @@ def embedded_web(transactional_db: None, tmp_path: Path) -> Iterator[WebProcess]
 
 def new_casual(alice: Any, bob: Any) -> Any:
     """A casual match through an invite: alice (the inviter) is seat 0, bob seat 1."""
-    from matches import services
+    from matches.play import act as services
 
     return services.accept_invite(services.create_invite(alice).code, bob)
 

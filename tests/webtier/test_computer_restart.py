@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 import engine
-from matches import computer, services
+from matches.lobby import computer
 from matches.models import Match
+from matches.play import act as services
 from tests.processes import WebProcess, server_env, wait_for
 from tests.support import frame_for
 

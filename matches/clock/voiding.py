@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .services import VOID_OUTAGE, VOID_STAFF, void_match
+from matches.play.act import VOID_OUTAGE, VOID_STAFF, void_match
 
 __all__ = ["VOID_OUTAGE", "VOID_STAFF", "void", "void_match"]
 

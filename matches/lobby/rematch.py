@@ -43,9 +43,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from . import services
-from .models import Match, QueueEntry, RematchOffer
-from .services import Outcome, ServiceError, rematch_block
+from matches.models import Match, QueueEntry, RematchOffer
+from matches.play import act as services
+from matches.play.act import Outcome, ServiceError, rematch_block
 
 __all__ = ["OFFER_TTL", "OPS", "act_rematch", "rematch_block"]
 

@@ -25,7 +25,8 @@ from typing import Any
 
 from django.conf import settings
 
-from . import db, liveness, sweeper
+from matches.clock import liveness, sweeper
+from matches.play import db
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +58,14 @@ def ensure_started() -> None:
         t.cancel()
     _tasks.clear()
     _loop = loop
-    from . import broadcast
+    from matches.realtime import broadcast
 
     broadcast.bind_loop(loop)
     liveness.loop_tick_ms = liveness._now_ms()
     _tasks.append(loop.create_task(_tick()))
     liveness.start_pulse()
     if sweeps_here():
-        from . import queue
+        from matches.lobby import matchmaking as queue
 
         _tasks.append(loop.create_task(_sweep()))
         _tasks.append(loop.create_task(_every(sweeper.HOUSEKEEPING_S, sweeper.housekeeping)))

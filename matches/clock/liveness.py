@@ -59,7 +59,7 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from .models import Heartbeat
+from matches.models import Heartbeat
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
 
     Returns the ids of the matches credited (or voided) for an outage this beat ended.
     """
-    from . import services
+    from matches.play import act as services
 
     name = name or process_name()
     tick = _now_ms() if tick_ms is None else tick_ms

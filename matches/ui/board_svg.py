@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from engine.layout import Layout
-
-from . import board
-from .render import pips_svg, side_label, tile_label
+from matches.ui.fragments import pips_svg, side_label, tile_label
+from table import geometry as board
 
 SCORE_STEP = 5  # a positive multiple of 5 moves that many points (RULES §4)
 

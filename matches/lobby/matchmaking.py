@@ -61,8 +61,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from . import services
-from .models import Match, QueueEntry
+from matches.models import Match, QueueEntry
+from matches.play import act as services
 
 log = logging.getLogger(__name__)
 

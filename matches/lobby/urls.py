@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import queue_views
+from matches.lobby import views as queue_views
 
 urlpatterns = [
     path("queue/", queue_views.queue_card, name="queue_card"),

@@ -18,8 +18,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import queue, services
-from . import rematch as rematch_service
+from matches.lobby import matchmaking as queue
+from matches.lobby import rematch as rematch_service
+from matches.play import act as services
 
 
 def card_context(user: Any) -> dict[str, Any]:

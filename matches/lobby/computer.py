@@ -40,9 +40,8 @@ from django.utils.translation import gettext_lazy as _
 
 import bots
 from accounts.models import COMPUTER_LEVELS
-
-from . import services
-from .models import Match
+from matches.models import Match
+from matches.play import act as services
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +130,7 @@ def _decide_and_act(turn: services.ComputerTurn) -> None:
             return
         frame["version"] = turn.version
         user = get_user_model().objects.get(pk=turn.user_id)
-        from . import db
+        from matches.play import db
 
         # On the match threads, like a socket's frame (SQLite: its one writer).
         db.executor().submit(

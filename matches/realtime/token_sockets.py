@@ -17,8 +17,7 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from accounts.tokens import digest_of, revocation_group
-
-from .socket_auth import CLOSE_TRY_LATER, CLOSE_UNAUTHENTICATED, bearer_token
+from matches.realtime.socket_auth import CLOSE_TRY_LATER, CLOSE_UNAUTHENTICATED, bearer_token
 
 
 class ClosedOnRevoke(AsyncWebsocketConsumer):

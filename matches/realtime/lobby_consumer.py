@@ -31,16 +31,20 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import broadcast, db, periodic, queue
-from .consumers import LayerSafe, language_of, parse_json, refuse
-from .socket_auth import (
+from matches.lobby import matchmaking as queue
+from matches.play import db
+from matches.realtime import broadcast, periodic
+from matches.realtime.match_consumer import LayerSafe, language_of, parse_json, refuse
+from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
     CLOSE_UNAUTHENTICATED,
     origin_allowed,
     scope_user,
 )
-from .token_sockets import ClosedOnRevoke  # a bot token's sockets close when it is revoked
+from matches.realtime.token_sockets import (
+    ClosedOnRevoke,  # a bot token's sockets close when it is revoked
+)
 
 PRESENCE_EVERY_S = 10.0
 MAX_FRAME_BYTES = 1024
@@ -113,7 +117,7 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         elif op == "status":
             await self._send_status()
         elif op == "join":
-            from .services import ServiceError
+            from matches.play.act import ServiceError
 
             try:
                 await db.run(_join, user, self.language)

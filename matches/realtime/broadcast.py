@@ -27,8 +27,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from . import db
-from .layers import InMemoryLayer
+from matches.play import db
+from matches.realtime.layers import InMemoryLayer
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ async def _send_change(change: Any) -> None:
 
 
 def _mark_unpushed(match_id: int) -> None:
-    from .services import mark_unpushed
+    from matches.play.act import mark_unpushed
 
     try:
         mark_unpushed(match_id)

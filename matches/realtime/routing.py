@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import consumers, echo, lobby_consumer
+from matches.realtime import echo, lobby_consumer
+from matches.realtime import match_consumer as consumers
 
 websocket_urlpatterns = [
     path("ws/matches/<int:match_id>/", consumers.MatchConsumer.as_asgi()),

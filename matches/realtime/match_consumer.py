@@ -31,15 +31,19 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import broadcast, db, periodic, services
-from .socket_auth import (
+from matches.play import act as services
+from matches.play import db
+from matches.realtime import broadcast, periodic
+from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
     CLOSE_UNAUTHENTICATED,
     origin_allowed,
     scope_user,
 )
-from .token_sockets import ClosedOnRevoke  # a bot token's sockets close when it is revoked
+from matches.realtime.token_sockets import (
+    ClosedOnRevoke,  # a bot token's sockets close when it is revoked
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +52,7 @@ RECENT_EVENTS = 16  # what an HTML page's record shows (engine.LOG_SIZE)
 
 def language_of(scope: dict[str, Any]) -> str:
     """The socket's UI language: the language cookie, else Accept-Language, else Japanese."""
-    from .socket_auth import cookies, header
+    from matches.realtime.socket_auth import cookies, header
 
     lang = cookies(scope).get(settings.LANGUAGE_COOKIE_NAME)
     if not lang:
@@ -282,7 +286,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await self.send(text_data=services.state_frame(view))
             return
         view["events"] = self._merge_events(view)
-        from .render import render_changed
+        from matches.ui.fragments import render_changed
 
         with translation.override(self.language):
             html = render_changed(view, self.sent_fragments)
@@ -305,7 +309,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
 
     async def _send_error(self, code: str, message: str, *, version: int | None = None) -> None:
         if self.html:
-            from .render import render_error
+            from matches.ui.fragments import render_error
 
             with translation.override(self.language):
                 await self.send(text_data=render_error(code, message))
@@ -333,7 +337,7 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[s
 
 
 def _version(match_id: int) -> int | None:
-    from .models import Match
+    from matches.models import Match
 
     return Match.objects.filter(pk=match_id).values_list("version", flat=True).first()
 
@@ -351,7 +355,7 @@ def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) 
 
 
 def _rematch(match_id: int, user: Any, op: str, language: str) -> services.Outcome:
-    from .rematch import act_rematch
+    from matches.lobby.rematch import act_rematch
 
     with translation.override(language):
         return act_rematch(match_id, user, op)

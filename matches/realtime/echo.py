@@ -17,9 +17,14 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from . import db
-from .consumers import refuse
-from .socket_auth import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, origin_allowed, scope_user
+from matches.play import db
+from matches.realtime.match_consumer import refuse
+from matches.realtime.socket_auth import (
+    CLOSE_FORBIDDEN,
+    CLOSE_UNAUTHENTICATED,
+    origin_allowed,
+    scope_user,
+)
 
 MAX_FRAME_CHARS = 4096
 

@@ -30,7 +30,9 @@ import time
 
 from django.db import close_old_connections
 
-from . import computer, liveness, services
+from matches.clock import liveness
+from matches.lobby import computer
+from matches.play import act as services
 
 log = logging.getLogger(__name__)
 

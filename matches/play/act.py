@@ -46,9 +46,8 @@ from django.utils.translation import gettext_noop
 import engine
 from accounts.names import clean_guest_name
 from engine.layout import ALL_SIDES
-
-from .models import Invite, Match, MatchEvent, QueueEntry, RematchOffer
-from .signals import match_changed, queue_left
+from matches.models import Invite, Match, MatchEvent, QueueEntry, RematchOffer
+from matches.signals import match_changed, queue_left
 
 log = logging.getLogger(__name__)
 

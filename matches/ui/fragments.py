@@ -29,7 +29,7 @@ from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup, escape
 
-from . import board
+from table import geometry as board
 
 # The fragment templates (Jinja2, templates/matches/live/), in page order; each
 # renders one element with the id given.
@@ -44,7 +44,7 @@ FRAGMENTS = (
     ("sb-log", "log.html"),
     ("sb-overlay", "overlay.html"),
 )
-LIVE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "matches" / "live"
+LIVE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "matches" / "live"
 
 
 def _translate(message: str) -> Markup:
@@ -116,7 +116,7 @@ def _forget_translations(*, setting: str, **kwargs: Any) -> None:
         _board_tile.cache_clear()
 
 
-setting_changed.connect(_forget_translations, dispatch_uid="matches.render.translations")
+setting_changed.connect(_forget_translations, dispatch_uid="matches.ui.fragments.translations")
 
 
 class _Environment(Environment):  # type: ignore[misc]
@@ -966,7 +966,7 @@ def _overlay(view: dict[str, Any], players: list[dict[str, Any]], server_now: An
 
 def _time_control() -> dict[str, Any]:
     """The match clock for the start screen (RULES §7), from settings (no database)."""
-    from .services import match_clock  # the bottom of matches/: imported when first needed
+    from matches.play.act import match_clock  # the bottom of matches/: imported when first needed
 
     clock = match_clock()
     minutes = f"{clock.main_ms / 60_000:.1f}".removesuffix(".0")
