@@ -34,7 +34,7 @@ class BotAccountError(Exception):
 
 
 def _lock(user: Any) -> Any:
-    from matches.play.act import lock_users
+    from matches.play.seating import lock_users
 
     return lock_users([user.pk])[user.pk]
 

@@ -35,7 +35,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 log = logging.getLogger("config.serve")
 
-WS_MAX_MESSAGE = 64 * 1024  # the transport limit (services.MAX_FRAME_BYTES is the app's)
+WS_MAX_MESSAGE = 64 * 1024  # the transport limit (MAX_FRAME_BYTES is the app's)
 SHUTDOWN_S = 10.0  # the whole shutdown, start to exit
 DRAIN_S = 3.0  # of which: waiting for sockets to close after the 1012
 
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from config.asgi import application
     from matches.clock import liveness
-    from matches.play import act as services
+    from matches.play import timing
     from matches.realtime import periodic
 
     class WebServer(Server):  # type: ignore[misc]
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
             super().listen_success(port)
 
     # The start ends any outage of the whole web tier: credited before any frame.
-    liveness.beat(services.now_ms())
+    liveness.beat(timing.now_ms())
     from django.db import connections
 
     connections.close_all()

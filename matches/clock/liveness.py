@@ -101,7 +101,7 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
 
     Returns the ids of the matches credited (or voided) for an outage this beat ended.
     """
-    from matches.play import act as services
+    from matches.clock import outage
 
     name = name or process_name()
     tick = _now_ms() if tick_ms is None else tick_ms
@@ -125,7 +125,7 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
         log.warning("the web tier was silent for %.1f s (until %s)", (tick - newest) / 1000, name)
         # Still under the web rows' locks: no other web process reports life
         # (and so no sweeper enforces a deadline) before the credit is committed.
-        return services.credit_outage(newest, tick)
+        return outage.credit_outage(newest, tick)
 
 
 def stop_receiving(at_ms: int | None = None) -> None:

@@ -2,7 +2,7 @@
 
 Rows carry their next wake-up time (``Match.wake_at_ms``, indexed); one pass
 (:func:`sweep_once`) resolves every match whose time has come through
-``services.check_match`` and says when the next one is due, so the runner
+``check_match`` and says when the next one is due, so the runner
 sleeps until then (at most :data:`MAX_SLEEP_S`, so a deadline set meanwhile by
 another process is found within that). Nothing is scheduled per move and
 nothing lives only in a process's memory: a killed worker's successor finds
@@ -18,7 +18,7 @@ Where it runs:
 
 A deadline is enforced only once the web tier has proved it was receiving
 frames after it (``liveness.tier_alive_ms``): time in which nobody could send
-a frame is given back to the players instead (``services.credit_outage``).
+a frame is given back to the players instead (``outage.credit_outage``).
 The same pass re-pushes matches whose push failed, and beats for ``/healthz``.
 """
 
@@ -31,8 +31,11 @@ import time
 from django.db import close_old_connections
 
 from matches.clock import liveness
+from matches.clock.deadlines import GRACE_MS, check_match, due_matches, next_wake_ms
 from matches.lobby import computer
-from matches.play import act as services
+from matches.lobby.computer import computer_turn
+from matches.play import timing
+from matches.play.store import repush_pending
 
 log = logging.getLogger(__name__)
 
@@ -50,28 +53,28 @@ def sweep_once() -> float:
     if alive is not None:
         # Due: the grace has passed since the wake-up time, and the web tier
         # was receiving frames at that time (else the time is given back).
-        until = min(alive, services.now_ms() - services.GRACE_MS)
-        for pk, version in services.due_matches(until):
+        until = min(alive, timing.now_ms() - GRACE_MS)
+        for pk, version in due_matches(until):
             try:
                 # A computer whose pause is over decides (elsewhere); else the deadline.
-                turn = services.computer_turn(pk, version)
+                turn = computer_turn(pk, version)
                 if turn is not None:
                     computer.dispatch(turn)
                 else:
-                    services.check_match(pk, version)
+                    check_match(pk, version)
             except Exception:
                 log.exception("deadline check of match %s failed", pk)
-    last_pass_ms = services.now_ms()
-    nxt = services.next_wake_ms()
+    last_pass_ms = timing.now_ms()
+    nxt = next_wake_ms()
     if nxt is None:
         return MAX_SLEEP_S
-    wait = (nxt + services.GRACE_MS - services.now_ms()) / 1000
+    wait = (nxt + GRACE_MS - timing.now_ms()) / 1000
     return max(MIN_SLEEP_S, min(MAX_SLEEP_S, wait))
 
 
 def housekeeping() -> None:
     """Every second: push again what failed to push, and say the sweeper is alive."""
-    services.repush_pending()
+    repush_pending()
     liveness.worker_beat()
 
 

@@ -4,7 +4,7 @@ Each level of ``bots`` (1 入門, 2 中級, 3 上級) plays for an account of it
 (``User.computer_level``; a BOT badge like any program). A match against it is
 casual and unrated, and otherwise an ordinary match: the computer presses 開始
 and 次へ at once, and when it is to act the match's wake-up time is its pause
-(0.5–1.5 s, ``services.COMPUTER_PAUSE_MS``).
+(0.5–1.5 s, ``COMPUTER_PAUSE_MS``).
 
 The deadline sweeper (``matches.sweeper``) finds that wake-up time like any
 deadline, so a computer whose process was restarted resumes by itself. It asks
@@ -14,7 +14,7 @@ the state), and :func:`dispatch` hands it on:
 - the decision is made in a separate process (``bots.decide``, up to ~300 ms
   of CPU at level 3), so neither the web process's event loop nor the
   worker's sweeper waits for it;
-- the action then goes through ``services.act`` on the match threads, timed on
+- the action then goes through ``act`` on the match threads, timed on
   receipt like anyone's frame; a match that moved on meanwhile refuses it as
   stale, and the sweeper asks again.
 
@@ -24,6 +24,7 @@ Redis (wherever the sweeper runs).
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import random
@@ -31,6 +32,7 @@ import secrets
 import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -39,9 +41,16 @@ from django.db import close_old_connections, transaction
 from django.utils.translation import gettext_lazy as _
 
 import bots
+import engine
 from accounts.models import COMPUTER_LEVELS
-from matches.models import Match
-from matches.play import act as services
+from matches.models import Match, MatchEvent
+from matches.play import timing
+from matches.play.act import act
+from matches.play.audience import view_for
+from matches.play.errors import ServiceError
+from matches.play.seating import claim_players, new_match
+from matches.play.store import match_query
+from matches.play.timing import computer_to_act
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +66,7 @@ _processes: Executor | None = None
 def account(level: int) -> Any:
     """The account the computer plays with at ``level`` (made on first use)."""
     if level not in LEVELS:
-        raise services.ServiceError("bad_request", str(_("There is no such level.")))
+        raise ServiceError("bad_request", str(_("There is no such level.")))
     user, created = get_user_model().objects.get_or_create(
         username=f"computer-{level}",
         defaults={"is_bot": True, "computer_level": level},
@@ -72,9 +81,9 @@ def play(user: Any, level: int) -> Match:
     """A casual match of ``user`` against the computer at ``level``; seats drawn at random."""
     computer = account(level)
     with transaction.atomic():
-        services.claim_players([user])
+        claim_players([user])
         seats = (user, computer) if secrets.randbelow(2) else (computer, user)
-        return services.new_match(Match.Kind.CASUAL, *seats)
+        return new_match(Match.Kind.CASUAL, *seats)
 
 
 # --- the decisions --------------------------------------------------------------------
@@ -97,7 +106,7 @@ def _pools() -> tuple[ThreadPoolExecutor, Executor]:
         return _threads, _processes
 
 
-def dispatch(turn: services.ComputerTurn) -> bool:
+def dispatch(turn: ComputerTurn) -> bool:
     """Have the computer decide ``turn`` (not waiting for it); whether it was sent now."""
     key = (turn.match_id, turn.version)
     now = time.monotonic()
@@ -114,7 +123,7 @@ def dispatch(turn: services.ComputerTurn) -> bool:
     return True
 
 
-def _decide_and_act(turn: services.ComputerTurn) -> None:
+def _decide_and_act(turn: ComputerTurn) -> None:
     try:
         _, processes = _pools()
         future: Future[Any] = processes.submit(
@@ -133,10 +142,10 @@ def _decide_and_act(turn: services.ComputerTurn) -> None:
         from matches.play import db
 
         # On the match threads, like a socket's frame (SQLite: its one writer).
-        db.executor().submit(
-            db.call, services.act, turn.match_id, user, frame, services.now_ms()
-        ).result(timeout=30)
-    except services.ServiceError as e:
+        db.executor().submit(db.call, act, turn.match_id, user, frame, timing.now_ms()).result(
+            timeout=30
+        )
+    except ServiceError as e:
         log.info("the computer's move in match %s was refused: %s", turn.match_id, e.code)
     except Exception:
         log.exception("the computer could not play in match %s", turn.match_id)
@@ -153,3 +162,55 @@ def shutdown() -> None:
     for pool in (threads, processes):
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class ComputerTurn:
+    """What the computer player needs for one decision: its seat's view, nothing more.
+
+    ``view`` and ``history`` are plain JSON, as a socket would carry them: the
+    computer is given a view, never the state (ARCHITECTURE, "Promises").
+    """
+
+    match_id: int
+    version: int
+    seat: int
+    level: int
+    user_id: int
+    view: dict[str, Any]
+    history: list[dict[str, Any]]
+
+
+def computer_turn(match_id: int, version: int, now: int | None = None) -> ComputerTurn | None:
+    """The computer's decision due in this match (its pause is over), if any.
+
+    Read without a lock: the decision is applied later through :func:`act`, at
+    its own receipt time and version, like anyone's frame (a stale one is refused).
+    """
+    m = next(iter(match_query().filter(pk=match_id, version=version)), None)
+    if m is None or m.status != Match.Status.LIVE or m.state is None:
+        return None
+    state = engine.from_dict(m.state)
+    found = computer_to_act(m, state)
+    t = timing.now_ms() if now is None else now
+    deadline = engine.deadline(state)
+    if found is None or deadline is None or t >= deadline:
+        return None  # nothing for the computer, or its time is up: the sweep decides
+    seat, level = found
+    user_id = m.player0_id if seat == 0 else m.player1_id
+    assert user_id is not None
+    # This hand's events as the seat saw them (a view holds only the recent 16).
+    rows = MatchEvent.objects.filter(match_id=m.pk, data__hand=state.hand_no).order_by("id")
+    history = [
+        engine.event_for({k: v for k, v in e.items() if k not in _NOT_SHOWN}, seat)
+        for e in rows.values_list("data", flat=True)
+        if "seq" in e
+    ]
+    view = view_for(m, state, f"seat{seat}", t)
+    return ComputerTurn(
+        m.pk, m.version, seat, level, user_id, json.loads(json.dumps(view)), history
+    )
+
+
+# What the event log keeps for replays but a seat's events never carry.
+_NOT_SHOWN = frozenset({"main", "balances", "used", "hands", "forced"})

@@ -62,7 +62,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from matches.models import Match, QueueEntry
-from matches.play import act as services
+from matches.play.errors import ServiceError
+from matches.play.seating import busy_user_ids, lock_users, new_match, open_matches_of
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +241,7 @@ def _push_paired_after_commit(match_id: int, user_ids: Sequence[int]) -> None:
 # --- writing ---------------------------------------------------------------------
 
 
-lock_users = services.lock_users
+lock_users = lock_users
 
 
 @dataclass
@@ -258,15 +259,13 @@ def join(user: Any, *, pair: bool = True) -> JoinResult:
     with transaction.atomic():
         locked = lock_users([user.pk]).get(user.pk)
         if locked is not None and locked.plays_as_bot:  # read under the lock: see become_bot
-            raise services.ServiceError(
+            raise ServiceError(
                 "bot_not_ranked",
                 _("A bot account plays casual matches only: it cannot join the ranked queue."),
             )
-        busy = services.open_matches_of([user.pk])
+        busy = open_matches_of([user.pk])
         if busy:
-            raise services.ServiceError(
-                "busy", _("Finish your current match first."), match_id=busy[0].pk
-            )
+            raise ServiceError("busy", _("Finish your current match first."), match_id=busy[0].pk)
         now = timezone.now()
         entry = QueueEntry.objects.filter(user_id=user.pk).first()
         if entry is None:
@@ -316,7 +315,7 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
         if not entries:
             return made
         gone = {e.pk for e in entries if e.last_seen < now - PRESENCE_TIMEOUT}
-        busy = services.busy_user_ids([e.user_id for e in entries])
+        busy = busy_user_ids([e.user_id for e in entries])
         drop = [e for e in entries if e.pk in gone or e.user_id in busy]
         if drop:
             QueueEntry.objects.filter(pk__in=[e.pk for e in drop]).delete()
@@ -328,12 +327,12 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
             if len(users) < 2:
                 continue  # someone else holds a user: the next sweep tries again
             # Checked again under the user locks: a match made meanwhile is committed now.
-            if services.busy_user_ids([a.user_id, b.user_id]):
+            if busy_user_ids([a.user_id, b.user_id]):
                 continue  # the next pairing drops the busy one's entry
             p0, p1 = users[a.user_id], users[b.user_id]
             if secrets.randbelow(2):
                 p0, p1 = p1, p0
-            m = services.new_match(Match.Kind.RANKED, p0, p1)
+            m = new_match(Match.Kind.RANKED, p0, p1)
             QueueEntry.objects.filter(pk__in=[a.pk, b.pk]).delete()
             _push_paired_after_commit(m.pk, [a.user_id, b.user_id])
             made.append(m)

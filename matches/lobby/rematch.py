@@ -1,6 +1,6 @@
 """Rematch: at the end of a match either player may offer to play again.
 
-Frames on the match socket (``services.act`` hands them here), or a POST to
+Frames on the match socket (``act`` hands them here), or a POST to
 ``/matches/<id>/rematch/`` with the same ``op``:
 
 - ``{"op": "rematch", "version": v}`` offers; if the opponent has already
@@ -44,8 +44,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from matches.models import Match, QueueEntry, RematchOffer
-from matches.play import act as services
-from matches.play.act import Outcome, ServiceError, rematch_block
+from matches.play import timing
+from matches.play.act import Outcome, seated
+from matches.play.audience import rematch_block
+from matches.play.errors import ServiceError
+from matches.play.seating import busy_user_ids, lock_users, new_match
+from matches.play.store import locked_match, save_change
 
 __all__ = ["OFFER_TTL", "OPS", "act_rematch", "rematch_block"]
 
@@ -54,12 +58,12 @@ OPS = ("rematch", "rematch_accept", "rematch_decline")
 
 
 def act_rematch(match_id: int, user: Any, op: str) -> Any:
-    """Handle one rematch ``op`` by ``user``; returns a ``services.Outcome``."""
+    """Handle one rematch ``op`` by ``user``; returns a ``Outcome``."""
     if op not in OPS:
         raise ServiceError("bad_request", _("Unknown operation."))
     error = None
     with transaction.atomic():
-        m, seats, state = services.seated(services.locked_match(match_id), user)
+        m, seats, state = seated(locked_match(match_id), user)
         if not m.is_over:
             raise ServiceError(
                 "not_over", _("A rematch can be offered once the match is over."), version=m.version
@@ -73,7 +77,7 @@ def act_rematch(match_id: int, user: Any, op: str) -> Any:
         )
         seat = seats[0]
         events: list[dict[str, Any]] = []
-        t = services.now_ms()
+        t = timing.now_ms()
 
         if m.kind == Match.Kind.SAME_DEVICE:
             if op != "rematch":
@@ -121,7 +125,7 @@ def act_rematch(match_id: int, user: Any, op: str) -> Any:
                 else:
                     raise error
         if events:
-            services.save_change(m, state, events, before=state)
+            save_change(m, state, events, before=state)
     return Outcome(m, state, error)
 
 
@@ -147,14 +151,14 @@ def _store(
 def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple[Match | None, Any]:
     """The new match (seats swapped), or ``(None, ServiceError)`` when someone is busy."""
     if m.kind == Match.Kind.SAME_DEVICE:
-        services.lock_users([m.player0_id])
-        if services.busy_user_ids([m.player0_id]):
+        lock_users([m.player0_id])
+        if busy_user_ids([m.player0_id]):
             return None, ServiceError("busy", _("Finish your current match first."))
-        return services.new_match(Match.Kind.SAME_DEVICE, m.player0, None, m.guest_name), None
+        return new_match(Match.Kind.SAME_DEVICE, m.player0, None, m.guest_name), None
     assert m.player1_id is not None
     ids = [m.player0_id, m.player1_id]
-    services.lock_users(ids)
-    busy = services.busy_user_ids(ids)
+    lock_users(ids)
+    busy = busy_user_ids(ids)
     offerer_id = ids[offerer_seat]
     if offerer_id in busy:
         return None, ServiceError(
@@ -164,4 +168,4 @@ def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple
         return None, ServiceError("busy", _("Finish your current match first."))
     # Accepting takes both players out of the ranked queue: they are playing now.
     QueueEntry.objects.filter(user_id__in=ids).delete()
-    return services.new_match(m.kind, m.player1, m.player0), None
+    return new_match(m.kind, m.player1, m.player0), None

@@ -20,7 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from matches.lobby import matchmaking as queue
 from matches.lobby import rematch as rematch_service
-from matches.play import act as services
+from matches.play.errors import ServiceError
 
 
 def card_context(user: Any) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def queue_card(request: HttpRequest) -> HttpResponse:
 def queue_join(request: HttpRequest) -> HttpResponse:
     try:
         result = queue.join(request.user)
-    except services.ServiceError as e:
+    except ServiceError as e:
         if getattr(request, "bot_token", None) is not None:
             # A program with a bearer token (accounts/tokens.py) is told in JSON.
             status = 403 if e.code == "bot_not_ranked" else 409
@@ -77,7 +77,7 @@ def rematch(request: HttpRequest, match_id: int) -> HttpResponse:
     here = reverse("matches:match", args=[match_id])
     try:
         outcome = rematch_service.act_rematch(match_id, request.user, op)
-    except services.ServiceError as e:
+    except ServiceError as e:
         if e.code == "not_a_player":
             raise PermissionDenied(e.message) from None  # the 403 page says why
         messages.error(request, e.message)

@@ -106,7 +106,7 @@ async def _send_change(change: Any) -> None:
 
 
 def _mark_unpushed(match_id: int) -> None:
-    from matches.play.act import mark_unpushed
+    from matches.play.store import mark_unpushed
 
     try:
         mark_unpushed(match_id)

@@ -117,7 +117,7 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         elif op == "status":
             await self._send_status()
         elif op == "join":
-            from matches.play.act import ServiceError
+            from matches.play.errors import ServiceError
 
             try:
                 await db.run(_join, user, self.language)

@@ -31,8 +31,13 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from matches.play import act as services
-from matches.play import db
+from matches.clock.outage import rejoin
+from matches.play import db, timing
+from matches.play.act import Outcome, act
+from matches.play.audience import audience_of, state_frame, view_for
+from matches.play.errors import ServiceError
+from matches.play.frames import MAX_FRAME_BYTES, REMATCH_OPS
+from matches.play.store import current_view
 from matches.realtime import broadcast, periodic
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
@@ -67,8 +72,8 @@ def language_of(scope: dict[str, Any]) -> str:
 
 
 def frame_too_large(text: str) -> bool:
-    """Over :data:`services.MAX_FRAME_BYTES` bytes of UTF-8 (not characters)."""
-    limit = services.MAX_FRAME_BYTES
+    """Over :data:`MAX_FRAME_BYTES` bytes of UTF-8 (not characters)."""
+    limit = MAX_FRAME_BYTES
     if len(text) > limit:
         return True
     return len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit
@@ -193,7 +198,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
             # Back after our outage, perhaps the seat whose decision it cut: the
             # time it took to come back is given back too (a new version, pushed).
-            await db.run(services.rejoin, self.match_id, self.user)
+            await db.run(rejoin, self.match_id, self.user)
         # A change committed after the view was read but pushed before the group
         # was joined reached neither: ask whether the match moved on meanwhile
         # (one small read; after a web process dies every socket reconnects while
@@ -214,7 +219,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
                 )
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        received_at = services.now_ms()  # the rules time every action on receipt
+        received_at = timing.now_ms()  # the rules time every action on receipt
         if text_data is None:
             await self._send_error("bad_request", self._t("Frames are JSON text."))
             return
@@ -235,13 +240,13 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
                 await self._send_error("not_a_player", self._t("You are watching this match."))
             return
         try:
-            if op in services.REMATCH_OPS:
+            if op in REMATCH_OPS:
                 outcome = await db.run(_rematch, self.match_id, self.user, op, self.language)
             else:
                 outcome = await db.run(
                     _act, self.match_id, self.user, frame, received_at, self.language
                 )
-        except services.ServiceError as e:
+        except ServiceError as e:
             await self._send_error(e.code, e.message, version=e.version)
             if e.code in ("stale", "match_over", "not_started"):
                 await self._send_current()
@@ -250,7 +255,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             e = outcome.error
             await self._send_error(e.code, e.message, version=outcome.match.version)
         if op == "sync":
-            view = services.view_for(outcome.match, outcome.state, self.audience, services.now_ms())
+            view = view_for(outcome.match, outcome.state, self.audience, timing.now_ms())
             await self._send_view(view, force=True)
         # Everything else reaches this socket through its group after the commit.
 
@@ -283,7 +288,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             return
         self.sent_version = version
         if not self.html:
-            await self.send(text_data=services.state_frame(view))
+            await self.send(text_data=state_frame(view))
             return
         view["events"] = self._merge_events(view)
         from matches.ui.fragments import render_changed
@@ -330,10 +335,10 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[s
     if user is None:
         return None
     try:
-        m, view = services.current_view(match_id, user, watch=True)
-    except services.ServiceError:
+        m, view = current_view(match_id, user, watch=True)
+    except ServiceError:
         return user, None, {}
-    return user, services.audience_of(m, user.pk), view
+    return user, audience_of(m, user.pk), view
 
 
 def _version(match_id: int) -> int | None:
@@ -344,17 +349,17 @@ def _version(match_id: int) -> int | None:
 
 def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:
     try:
-        return services.current_view(match_id, user, watch=audience == "watch")[1]
-    except services.ServiceError:
+        return current_view(match_id, user, watch=audience == "watch")[1]
+    except ServiceError:
         return None
 
 
-def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) -> services.Outcome:
+def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) -> Outcome:
     with translation.override(language):
-        return services.act(match_id, user, frame, received_at)
+        return act(match_id, user, frame, received_at)
 
 
-def _rematch(match_id: int, user: Any, op: str, language: str) -> services.Outcome:
+def _rematch(match_id: int, user: Any, op: str, language: str) -> Outcome:
     from matches.lobby.rematch import act_rematch
 
     with translation.override(language):

@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from matches.lobby import matchmaking as queue
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match
-from matches.play import act as services
+from matches.play import timing
+from matches.play.act import act
 from tests.support import use_embedded_default
 
 # alice, bob, carol, dave, outsider and clock come from tests/conftest.py.
@@ -44,9 +46,9 @@ def played() -> Callable[[Any, Any], Match]:
     """``played(a, b)``: a and b played a casual match (invite, then a resign: over)."""
 
     def play(a: Any, b: Any) -> Match:
-        inv = services.create_invite(a)
-        m = services.accept_invite(inv.code, b)
-        services.act(m.pk, a, {"op": "resign", "version": m.version}, services.now_ms())
+        inv = create_invite(a)
+        m = accept_invite(inv.code, b)
+        act(m.pk, a, {"op": "resign", "version": m.version}, timing.now_ms())
         m.refresh_from_db()
         assert m.is_over
         return m

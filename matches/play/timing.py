@@ -1,0 +1,127 @@
+"""The match's time: the clock read, the windows, and when a row must next be looked at.
+
+Every change writes ``wake_at_ms`` (:func:`next_wakeup`): a clock running out,
+a start or continue window closing, the computer's pause being over, the seat
+cut by an outage not being back. The sweeper (``matches.clock``) finds overdue
+rows by that column, so no deadline needs a timer in memory.
+
+Read the clock through :func:`now_ms` (module attribute: tests set it); the
+model's ``created_at``-style timestamps are Django's ``timezone.now()``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from django.conf import settings
+
+import engine
+from matches.models import Match
+
+START_WINDOW_MS = 60_000  # both must press 開始 within this, or the match is aborted
+
+
+CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
+
+
+# The computer player waits this long before each decision, like a person would
+# (never on its opponent's clock: the opponent is not to act meanwhile).
+COMPUTER_PAUSE_MS = (500, 1500)
+
+
+def setting_ms(name: str, default: int) -> int:
+    # Tests shorten these (a real match always uses the RULES §7 numbers).
+    return int(getattr(settings, name, default))
+
+
+def match_clock() -> engine.ClockConfig:
+    """120 s main time and a 10 s delay (RULES §7); settings may shorten both in tests."""
+    return engine.ClockConfig(
+        main_ms=setting_ms("MATCH_MAIN_MS", 120_000),
+        delay_ms=setting_ms("MATCH_DELAY_MS", 10_000),
+    )
+
+
+def start_window_ms() -> int:
+    return setting_ms("MATCH_START_WINDOW_MS", START_WINDOW_MS)
+
+
+def continue_window_ms() -> int:
+    return setting_ms("MATCH_CONTINUE_WINDOW_MS", CONTINUE_WINDOW_MS)
+
+
+def now_ms() -> int:
+    """Wall-clock epoch milliseconds: the only clock read of the platform's match logic."""
+    return time.time_ns() // 1_000_000
+
+
+def computer_seat(m: Match) -> tuple[int, int] | None:
+    """``(seat, level)`` of the site's computer player in ``m``, if one plays."""
+    if m.computer_seat is None or not m.computer_level:
+        return None
+    return m.computer_seat, m.computer_level
+
+
+def computer_ready(m: Match) -> None:
+    # The computer presses 開始 and 次へ at once: only the person is waited for.
+    found = computer_seat(m)
+    if found is not None:
+        ready = list(m.ready)
+        ready[found[0]] = True
+        m.ready = ready
+
+
+def computer_to_act(m: Match, state: engine.MatchState) -> tuple[int, int] | None:
+    """``(seat, level)`` when the computer must decide now (no forced action pending)."""
+    found = computer_seat(m)
+    if (
+        found is None
+        or state.phase not in (engine.AUCTION, engine.PLAY)
+        or state.to_act != found[0]
+        or state.awaiting_reveal
+        or engine.forced_action(state) is not None
+    ):
+        return None
+    return found
+
+
+def computer_pause(m: Match) -> int:
+    # From the match and version: the same after a restart, different each decision.
+    lo, hi = getattr(settings, "COMPUTER_PAUSE_MS", COMPUTER_PAUSE_MS)
+    return lo + random.Random(f"{m.pk}:{m.version}").randrange(hi - lo + 1)
+
+
+def rejoin_until(m: Match, state: engine.MatchState | None) -> int | None:
+    """Until when the seat whose decision an outage cut may still come back for it.
+
+    ``None`` once it came back (or acted), or when the decision running is not the
+    one the outage cut. Meanwhile its clock cannot run out (:func:`next_wakeup`,
+    :func:`_live_op`): the time from the server's return to the seat's is ours.
+    """
+    credit = m.last_credit
+    if not credit or credit.get("rejoin_until") is None or state is None:
+        return None
+    if state.to_act != credit.get("seat") or state.decision_start != credit.get("start"):
+        return None
+    return int(credit["rejoin_until"])
+
+
+def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
+    """When the sweeper must next look at this match (epoch ms), if ever."""
+    if m.is_over:
+        return None
+    if m.status == Match.Status.WAITING:
+        return m.ready_deadline_ms
+    if state is None:
+        return None
+    if state.phase == engine.HAND_OVER:
+        return m.ready_deadline_ms
+    deadline = engine.deadline(state)
+    if deadline is not None and computer_to_act(m, state) is not None:
+        assert state.decision_start is not None
+        return min(deadline, state.decision_start + computer_pause(m))
+    held = rejoin_until(m, state)
+    if deadline is not None and held is not None:
+        return max(deadline, held)
+    return deadline
