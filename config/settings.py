@@ -350,6 +350,25 @@ except ValueError:
 if not 0 <= COMPUTER_PAUSE_MS[0] <= COMPUTER_PAUSE_MS[1]:
     raise ImproperlyConfigured("COMPUTER_PAUSE_MS must be 0 <= lo <= hi.")
 
+# --- The match's times (RULES §7, §8) -----------------------------------------------
+
+# Every time a match obeys, read through matches/conf.py. Only tests change these
+# (a real match always uses the rules' numbers), so they are not read from the
+# environment.
+MATCH_MAIN_MS = 120_000  # main time per player
+MATCH_DELAY_MS = 10_000  # the delay before each decision's main time runs
+MATCH_START_WINDOW_MS = 60_000  # both press 開始 within this, or the match is aborted
+MATCH_CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
+# After an outage, the seat whose decision it cut is given the time until its socket
+# is back, up to this long (matches/clock/outage.py).
+OUTAGE_REJOIN_MS = 5_000
+# Tests only: the computer decides on a thread of the calling process instead of a
+# process of its own (matches/lobby/computer.py).
+COMPUTER_IN_PROCESS = False
+# The background loops of a web process (matches/realtime/periodic.py): off under
+# tests unless a test turns them on.
+MATCH_BACKGROUND = not TESTING
+
 # --- Deals -------------------------------------------------------------------------
 
 # Tests only: when set, a match's deals come from

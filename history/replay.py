@@ -37,7 +37,7 @@ import engine
 from engine.layout import Layout
 from engine.match import START_BALANCE, MatchState
 from matches.models import Match, MatchEvent
-from matches.ui.fragments import accept_args, seat_name
+from matches.ui.text import accept_args, seat_name
 
 Tile = tuple[int, int]
 

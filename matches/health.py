@@ -25,6 +25,8 @@ from health_check.base import HealthCheck
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 
+from matches import conf
+
 SWEEP_STALE_S = 5.0
 
 
@@ -78,9 +80,9 @@ class Sweeper(HealthCheck):
 class HealthView(HealthCheckView):
     def get_checks(self) -> Any:
         yield from super().get_checks()
-        if settings.REDIS_URL:
+        if conf.redis_url():
             yield Redis()
-        if getattr(settings, "MATCH_SWEEPER", "web") == "celery":
+        if conf.sweeper() == "celery":
             from health_check.contrib.celery import Ping
 
             from config.celery import app

@@ -18,7 +18,7 @@ from engine.layout import Layout, Position
 from engine.match import JOCKEY_DISCOUNT, round_to_five
 from engine.tiles import Tile, hand_pips
 from matches.ui.board_svg import drawn
-from matches.ui.fragments import side_label, tile_label
+from matches.ui.text import side_label, tile_label
 
 Placement = tuple[Tile, Position | None]
 
@@ -189,7 +189,7 @@ def block_examples() -> list[dict[str, Any]]:
 
 def time_control() -> dict[str, Any]:
     """The platform's clock (RULES §7): main time for the whole match and the delay, in s."""
-    from matches.play.timing import match_clock
+    from matches.conf import match_clock
 
     clock = match_clock()
     main_s = clock.main_ms // 1000
@@ -206,7 +206,7 @@ def clock_examples() -> list[dict[str, Any]]:
     In a real auction the opponent bids after the first time and the jockey
     accepts after the second; each line gives the main time before and after.
     """
-    from matches.play.timing import match_clock
+    from matches.conf import match_clock
 
     clock = match_clock()
     state = _example_match(clock)

@@ -56,9 +56,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import close_old_connections, transaction
 
+from matches import conf
 from matches.models import Heartbeat
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ _client_lock = threading.Lock()
 
 def _redis() -> Any:
     """A small synchronous Redis client for pulses (``None`` without ``REDIS_URL``)."""
-    url = getattr(settings, "REDIS_URL", "")
+    url = conf.redis_url()
     if not url:
         return None
     with _client_lock:
@@ -182,7 +182,7 @@ def _redis() -> Any:
 
 
 def _pulse_key() -> str:
-    return f"{getattr(settings, 'LIVENESS_PREFIX', 'sb')}:pulse:web"
+    return f"{conf.liveness_prefix()}:pulse:web"
 
 
 def pulse(tick_ms: int, name: str | None = None) -> None:
@@ -281,7 +281,7 @@ def _mark_beaten() -> None:
 
 def proxy_answers() -> bool:
     """Whether the address players connect to (``LIVENESS_PROBE``, the proxy) accepts."""
-    probe = getattr(settings, "LIVENESS_PROBE", "")
+    probe = conf.liveness_probe()
     if not probe:
         return True
     host, _, port = probe.rpartition(":")

@@ -14,13 +14,14 @@ from typing import Any
 from django.db import transaction
 
 import engine
+from matches import conf
 from matches.clock.voiding import VOID_OUTAGE, void_locked
 from matches.models import Match
 from matches.play import timing
 from matches.play.act import credit_rejoin
 from matches.play.seating import OPEN_STATUSES
 from matches.play.store import locked_match, save_change
-from matches.play.timing import rejoin_until, setting_ms
+from matches.play.timing import rejoin_until
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,6 @@ OUTAGE_VOID_AFTER_MS = 180_000
 # health check, each page's reconnection delay): the seat whose decision the
 # outage cut is given back the time until it is back too, up to this long.
 # Until then (or its return) its clock cannot run out.
-OUTAGE_REJOIN_MS = 5_000
 
 
 def credit_outage(start_ms: int, end_ms: int) -> list[int]:
@@ -90,7 +90,7 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
             # A person's socket must come back too: see OUTAGE_REJOIN_MS.
             m.last_credit.update(
                 start=state.decision_start,
-                rejoin_until=end_ms + setting_ms("OUTAGE_REJOIN_MS", OUTAGE_REJOIN_MS),
+                rejoin_until=end_ms + conf.outage_rejoin_ms(),
             )
         save_change(m, state, [event], before=before, now=end_ms)
         return True

@@ -4,7 +4,7 @@ Each level of ``bots`` (1 入門, 2 中級, 3 上級) plays for an account of it
 (``User.computer_level``; a BOT badge like any program). A match against it is
 casual and unrated, and otherwise an ordinary match: the computer presses 開始
 and 次へ at once, and when it is to act the match's wake-up time is its pause
-(0.5–1.5 s, ``COMPUTER_PAUSE_MS``).
+(0.5–1.5 s, ``settings.COMPUTER_PAUSE_MS``).
 
 The deadline sweeper (``matches.sweeper``) finds that wake-up time like any
 deadline, so a computer whose process was restarted resumes by itself. It asks
@@ -35,7 +35,6 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPool
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import close_old_connections, transaction
 from django.utils.translation import gettext_lazy as _
@@ -43,6 +42,7 @@ from django.utils.translation import gettext_lazy as _
 import bots
 import engine
 from accounts.models import COMPUTER_LEVELS
+from matches import conf
 from matches.models import Match, MatchEvent
 from matches.play import timing
 from matches.play.act import act
@@ -95,7 +95,7 @@ def _pools() -> tuple[ThreadPoolExecutor, Executor]:
         if _threads is None:
             _threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="computer")
         if _processes is None:
-            if getattr(settings, "COMPUTER_IN_PROCESS", False):
+            if conf.computer_in_process():
                 # Tests: decide on the calling thread (no process start-up per test).
                 _processes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bots")
             else:

@@ -13,18 +13,18 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 import engine
+from matches import conf
 from matches.models import Match
 from matches.play.audience import Change
 from matches.play.errors import ServiceError, illegal_message
 from matches.play.frames import IDEMPOTENT_OPS, REMATCH_OPS, parse_frame
 from matches.play.store import locked_match, save_change
-from matches.play.timing import computer_ready, continue_window_ms, match_clock, rejoin_until
+from matches.play.timing import computer_ready, rejoin_until
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Outcome:
 
 
 def _deal(match: Match, hand_no: int) -> engine.Deal:
-    seed = getattr(settings, "DEAL_SEED", None)
+    seed = conf.deal_seed()
     if seed is not None:
         return engine.Deal.shuffled(random.Random(f"{seed}:{match.pk}:{hand_no}"))
     return engine.Deal.shuffled(secrets.SystemRandom())
@@ -116,7 +116,7 @@ def _waiting_op(
     if not all(m.ready):
         return None
     state = engine.new_match(
-        _deal(m, 0), now_ms=now, clock=match_clock(), handoff=m.kind == Match.Kind.SAME_DEVICE
+        _deal(m, 0), now_ms=now, clock=conf.match_clock(), handoff=m.kind == Match.Kind.SAME_DEVICE
     )
     m.status = Match.Status.LIVE
     m.started_at = timezone.now()
@@ -219,7 +219,7 @@ def _follow_forced(
     if state.phase == engine.HAND_OVER and any(e["type"] == "hand_end" for e in events):
         m.ready = [False, False]
         computer_ready(m)
-        m.ready_deadline_ms = now + continue_window_ms()
+        m.ready_deadline_ms = now + conf.continue_window_ms()
     finish_if_over(m, state)
     return state
 

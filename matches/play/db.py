@@ -28,8 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import connections
+
+from matches import conf
 
 T = TypeVar("T")
 
@@ -42,7 +43,7 @@ def executor() -> ThreadPoolExecutor:
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(
-                max_workers=int(getattr(settings, "MATCH_DB_THREADS", 4)),
+                max_workers=conf.match_db_threads(),
                 thread_name_prefix="match-db",
             )
         return _executor

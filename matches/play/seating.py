@@ -15,11 +15,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
+from matches import conf
 from matches.models import Match, QueueEntry
 from matches.play import timing
 from matches.play.errors import ServiceError
 from matches.play.store import record_events
-from matches.play.timing import computer_ready, start_window_ms
+from matches.play.timing import computer_ready
 from matches.signals import queue_left
 
 OPEN_STATUSES = (Match.Status.WAITING, Match.Status.LIVE)
@@ -89,7 +90,7 @@ def check_free(user: Any, *, opponent: Any = None) -> None:
 def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = "") -> Match:
     """A new match waiting for both players to press 開始 (inside the caller's transaction)."""
     now = timing.now_ms()
-    deadline = now + start_window_ms()
+    deadline = now + conf.start_window_ms()
     m = Match(
         kind=kind,
         player0=player0,

@@ -14,41 +14,9 @@ from __future__ import annotations
 import random
 import time
 
-from django.conf import settings
-
 import engine
+from matches import conf
 from matches.models import Match
-
-START_WINDOW_MS = 60_000  # both must press 開始 within this, or the match is aborted
-
-
-CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
-
-
-# The computer player waits this long before each decision, like a person would
-# (never on its opponent's clock: the opponent is not to act meanwhile).
-COMPUTER_PAUSE_MS = (500, 1500)
-
-
-def setting_ms(name: str, default: int) -> int:
-    # Tests shorten these (a real match always uses the RULES §7 numbers).
-    return int(getattr(settings, name, default))
-
-
-def match_clock() -> engine.ClockConfig:
-    """120 s main time and a 10 s delay (RULES §7); settings may shorten both in tests."""
-    return engine.ClockConfig(
-        main_ms=setting_ms("MATCH_MAIN_MS", 120_000),
-        delay_ms=setting_ms("MATCH_DELAY_MS", 10_000),
-    )
-
-
-def start_window_ms() -> int:
-    return setting_ms("MATCH_START_WINDOW_MS", START_WINDOW_MS)
-
-
-def continue_window_ms() -> int:
-    return setting_ms("MATCH_CONTINUE_WINDOW_MS", CONTINUE_WINDOW_MS)
 
 
 def now_ms() -> int:
@@ -88,7 +56,7 @@ def computer_to_act(m: Match, state: engine.MatchState) -> tuple[int, int] | Non
 
 def computer_pause(m: Match) -> int:
     # From the match and version: the same after a restart, different each decision.
-    lo, hi = getattr(settings, "COMPUTER_PAUSE_MS", COMPUTER_PAUSE_MS)
+    lo, hi = conf.computer_pause_ms()
     return lo + random.Random(f"{m.pk}:{m.version}").randrange(hi - lo + 1)
 
 

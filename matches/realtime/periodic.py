@@ -23,8 +23,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
-
+from matches import conf
 from matches.clock import liveness, sweeper
 from matches.play import db
 
@@ -38,12 +37,12 @@ _loop: asyncio.AbstractEventLoop | None = None
 
 
 def enabled() -> bool:
-    return bool(getattr(settings, "MATCH_BACKGROUND", not getattr(settings, "TESTING", False)))
+    return conf.background()
 
 
 def sweeps_here() -> bool:
     """Whether this web process runs the deadline sweeper (the embedded default)."""
-    return getattr(settings, "MATCH_SWEEPER", "web") == "web"
+    return conf.sweeper() == "web"
 
 
 def ensure_started() -> None:

@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import engine
+from matches.conf import match_clock
 from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match, MatchEvent
 from matches.play import timing
 from matches.play.act import Outcome, act, forced_step
-from matches.play.timing import match_clock
 from tests.support import frame_for as frame_for  # the PROTOCOL.md frame for an action
 
 STEP_MS = 1000  # between two decisions: well inside the 10 s delay, so no main time is used

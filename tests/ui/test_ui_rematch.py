@@ -18,7 +18,7 @@ from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
 from matches.clock.voiding import VOID_OUTAGE, VOID_STAFF
-from matches.ui import fragments as render
+from matches.ui.context import build
 
 OPS = ("op-rematch", "op-rematch-accept", "op-rematch-decline")
 
@@ -246,5 +246,5 @@ def test_rematch_in_japanese(resigned: Any) -> None:
 
 def test_render_build_keeps_rematch_out_of_a_live_view(resigned: Any) -> None:
     s, now = first_state(lambda s: s.phase == "play" and len(s.layout.placed) > 3)
-    ctx = render.build(seat_view(s, 0, now, rematch=rematch_block("open", 1)))
+    ctx = build(seat_view(s, 0, now, rematch=rematch_block("open", 1)))
     assert ctx["rematch"] is None and ctx["after"] is None

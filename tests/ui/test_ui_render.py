@@ -14,6 +14,7 @@ from ui_scenarios import T0, first_state, seat_view, waiting_view
 
 import engine
 from matches.ui import fragments as render
+from matches.ui.text import side_label
 
 
 def frag(view: dict[str, Any], lang: str = "en") -> str:
@@ -387,9 +388,9 @@ def test_each_render_speaks_its_own_language_and_leaves_none_behind(mid: Any) ->
         assert "投了" in ja and "Resign" not in ja
         assert "Resign" in en and "投了" not in en
     with translation.override("ja"):
-        assert render.side_label("low") != "low end"
+        assert side_label("low") != "low end"
     with translation.override("en"):
-        assert render.side_label("low") == "low end"
+        assert side_label("low") == "low end"
 
 
 def test_japanese_strings_from_the_translations_file(

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 import engine
 from matches.clock import liveness, outage, sweeper, voiding
 from matches.clock.deadlines import GRACE_MS, check_match
-from matches.clock.outage import OUTAGE_REJOIN_MS, OUTAGE_VOID_AFTER_MS, rejoin
+from matches.clock.outage import OUTAGE_VOID_AFTER_MS, rejoin
 from matches.clock.voiding import VOID_OUTAGE
 from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Heartbeat, Match, MatchEvent
@@ -441,7 +442,7 @@ def test_the_time_given_back_for_coming_back_is_capped(
     deadline, _ = _running(m)
     with commits():
         assert rejoin(m.pk, mover, back + 60_000)  # a minute away: 5 s only
-    assert _running(m)[0] == deadline + OUTAGE_REJOIN_MS
+    assert _running(m)[0] == deadline + settings.OUTAGE_REJOIN_MS
 
 
 def test_a_clock_cannot_run_out_before_its_seat_could_come_back(
@@ -452,7 +453,7 @@ def test_a_clock_cannot_run_out_before_its_seat_could_come_back(
     back, _ = _cut_at_the_end(m, 1_000)
     mover, other = _users(m, alice, bob)
     m.refresh_from_db()
-    assert m.wake_at_ms == back + OUTAGE_REJOIN_MS  # the sweeper waits for it
+    assert m.wake_at_ms == back + settings.OUTAGE_REJOIN_MS  # the sweeper waits for it
     with commits():
         # The opponent's "their clock shows zero" and the sweeper, meanwhile: nothing.
         act(m.pk, other, {"op": "flag", "version": m.version}, back + 2_000)
@@ -472,7 +473,7 @@ def test_a_seat_that_never_comes_back_loses_on_time_once_the_allowance_passed(
     m = live_ranked(alice, bob)
     back, seat = _cut_at_the_end(m, 1_000)
     _, other = _users(m, alice, bob)
-    until = back + OUTAGE_REJOIN_MS
+    until = back + settings.OUTAGE_REJOIN_MS
     with commits():
         assert not check_match(m.pk, None, until - 1)
         assert check_match(m.pk, None, until)

@@ -1,0 +1,246 @@
+"""The words of the game, once: labels, times, and the narration of events.
+
+Shared by the live match's log, the replay (``history.replay``) and the rules
+page (``rules.examples``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_noop
+
+from matches.ui.i18n import _
+
+CHIP = 5  # points per chip (RULES §1)
+
+
+# Translated elsewhere through a wrapper makemessages cannot see (the consumers'
+# ``self._t``, matches/consumers.py and matches/lobby_consumer.py); listed here so
+# that the catalogue has them.
+_ELSEWHERE = (
+    gettext_noop("That frame is not understood."),
+    gettext_noop("Frames are JSON text."),
+    gettext_noop("That frame is too large."),
+    gettext_noop("That frame is not JSON."),
+    gettext_noop("You are watching this match."),
+)
+
+
+def tile_label(tile: Any) -> str:
+    """``[1|4]``, the rules' notation."""
+    return f"[{int(tile[0])}|{int(tile[1])}]"
+
+
+def tile_key(tile: Any) -> str:
+    """``1-4``, as used in ``data-tile``."""
+    return f"{int(tile[0])}-{int(tile[1])}"
+
+
+def points_and_chips(points: int) -> str:
+    """``150 pts (30 chips)`` / ``150点 (30チップ)``."""
+    return _("%(points)s pts (%(chips)s chips)") % {"points": points, "chips": points // CHIP}
+
+
+def side_label(side: str) -> str:
+    return {
+        "low": _("low end"),
+        "high": _("high end"),
+        "straight_a": _("straight side A"),
+        "straight_b": _("straight side B"),
+        "branch_a": _("branch A"),
+        "branch_b": _("branch B"),
+    }.get(side, side)
+
+
+def clock_ms(ms: int) -> str:
+    """``1:54`` (and tenths under ten seconds, ``0:09.4``); JS keeps it counting."""
+    ms = max(0, int(ms))
+    if ms < 10_000:
+        return f"0:{ms // 1000:02d}.{(ms % 1000) // 100}"
+    s = -(-ms // 1000)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def countdown(
+    deadline: int | None, server_now: int | None, testid: str, *, sync: bool = False
+) -> SafeString | None:
+    """A seconds countdown to an epoch-ms ``deadline`` that match.js keeps running.
+
+    With ``sync`` the page asks for a fresh view once it has run out (nothing
+    else is pushed when, say, a rematch offer lapses).
+    """
+    if deadline is None:
+        return None
+    secs: int | str = "" if server_now is None else max(0, -(-(deadline - server_now) // 1000))
+    return format_html(
+        '<b class="countdown" data-countdown data-deadline="{}" data-server-now="{}"'
+        ' data-testid="{}"{}>{}</b>',
+        deadline,
+        "" if server_now is None else server_now,
+        testid,
+        mark_safe(" data-sync-at-zero") if sync else "",
+        secs,
+    )
+
+
+def kind_label(kind: str | None) -> str:
+    return {
+        "ranked": _("Ranked"),
+        "casual": _("Casual"),
+        "same_device": _("Same device"),
+    }.get(kind or "", "")
+
+
+def seat_name(names: list[str], seat: Any) -> str:
+    """The name at ``seat``, or ``""`` where an event names no seat (0 or 1)."""
+    return names[seat] if seat in (0, 1) else ""
+
+
+def accept_args(ev: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """What a line about an ``accept`` event quotes (here and in history.replay)."""
+    return {
+        "name": seat_name(names, ev.get("player")),
+        "amount": ev.get("amount"),
+        "payer": seat_name(names, ev.get("payer")),
+        "cost": ev.get("cost"),
+    }
+
+
+def how_text(how: str | None) -> str:
+    return {
+        "balance": _("balance"),
+        "time": _("time out"),
+        "resign": _("resignation"),
+        "abort": _("aborted"),
+        "void": _("voided, no rating result"),
+    }.get(how or "", how or "")
+
+
+def event_text(ev: dict[str, Any], names: list[str]) -> str | None:
+    """One line of the log, or ``None`` for events not worth a line."""
+    kind = ev.get("type")
+    name = seat_name(names, ev.get("player"))
+    if kind == "place":
+        ends = ev.get("ends") or []
+        args = {
+            "name": name,
+            "tile": tile_label(ev["tile"]),
+            "sum": "+".join(str(e["value"]) for e in ends) or "0",
+            "total": ev.get("total", 0),
+            "score": ev.get("score", 0),
+        }
+        total = args["total"]
+        if total > 0 and total % 5 == 0:
+            if args["score"] < total:
+                return (
+                    _("%(name)s: %(tile)s → ends %(sum)s = %(total)s, %(score)s points (capped)")
+                    % args
+                )
+            return _("%(name)s: %(tile)s → ends %(sum)s = %(total)s, %(score)s points") % args
+        return _("%(name)s: %(tile)s → ends %(sum)s = %(total)s") % args
+    if kind == "draw":
+        if "tile" in ev:
+            return _("%(name)s drew %(tile)s") % {"name": name, "tile": tile_label(ev["tile"])}
+        return _("%(name)s drew a tile") % {"name": name}
+    if kind == "pass":
+        return _("%(name)s passed") % {"name": name}
+    if kind == "bid":
+        return _("%(name)s bid %(amount)s") % {"name": name, "amount": ev.get("amount")}
+    if kind == "accept":
+        return _("%(name)s accepted %(amount)s: %(payer)s pays %(cost)s") % accept_args(ev, names)
+    if kind == "decline":
+        return _("%(name)s declined: the jockey opens free") % {"name": name}
+    if kind == "hand_start":
+        n = (ev.get("hand") or 0) + 1
+        j = ev.get("jockey")
+        if j in (0, 1):
+            return _("Hand %(n)s dealt; %(jockey)s is the jockey, auction for the opening") % {
+                "n": n,
+                "jockey": names[j],
+            }
+        return _("Hand %(n)s dealt; forced opening") % {"n": n}
+    if kind == "hand_end":
+        if ev.get("how") == "domino":
+            return _("%(name)s went out") % {"name": seat_name(names, ev.get("went_out"))}
+        r = ev.get("receiver")
+        pips = ev.get("pips") or [0, 0]
+        if r not in (0, 1):
+            return _("Block: %(a)s vs %(b)s pips, equal: nothing moves") % {
+                "a": pips[0],
+                "b": pips[1],
+            }
+        return _("Block: %(a)s vs %(b)s pips; %(name)s receives %(moved)s") % {
+            "a": pips[0],
+            "b": pips[1],
+            "name": names[r],
+            "moved": ev.get("moved", 0),
+        }
+    if kind == "match_end":
+        return _("%(name)s wins (%(how)s)") % {
+            "name": seat_name(names, ev.get("winner")),
+            "how": how_text(ev.get("how")),
+        }
+    if kind == "timeout":
+        return _("%(name)s ran out of time") % {"name": name}
+    if kind == "resign":
+        return _("%(name)s resigned") % {"name": name}
+    return None
+
+
+def log_lines(view: dict[str, Any], players: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """This hand's events, newest first, and how the previous hand ended.
+
+    Older hands' tiles are left out: they were dealt again, and a line about a
+    past hand must not look like news about the current one.
+    """
+    names = [p["name"] for p in players]
+    hand_no = view.get("hand_no")
+    out: list[dict[str, Any]] = []
+    draws: list[dict[str, Any]] = []  # the draws of the turn being read, in one line
+    for ev in view.get("events") or []:
+        if ev.get("hand") != hand_no and ev.get("type") not in ("hand_end", "match_end"):
+            continue
+        if ev.get("type") == "draw":
+            if draws and draws[-1].get("player") != ev.get("player"):
+                out.append(_draws_line(draws, names))
+                draws = []
+            draws.append(ev)
+            continue
+        if draws:
+            out.append(_draws_line(draws, names))
+            draws = []
+        text = event_text(ev, names)
+        if text is not None:
+            out.append(_log_line(ev, text, hand_no))
+    if draws:
+        out.append(_draws_line(draws, names))
+    out.reverse()
+    return out
+
+
+def _log_line(ev: dict[str, Any], text: str, hand_no: Any) -> dict[str, Any]:
+    return {
+        "seq": ev.get("seq"),
+        "type": ev.get("type"),
+        "text": text,
+        "player": ev.get("player"),
+        "score": ev.get("score") or 0,
+        "old": ev.get("hand") != hand_no,
+    }
+
+
+def _draws_line(draws: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """One line for one player's draws in a row (a turn): the tiles only to their drawer."""
+    last = draws[-1]
+    name = seat_name(names, last.get("player"))
+    tiles = [tile_label(ev["tile"]) for ev in draws if "tile" in ev]
+    if len(draws) == 1:
+        text = event_text(last, names) or ""
+    elif len(tiles) == len(draws):
+        text = _("%(name)s drew %(tile)s") % {"name": name, "tile": ", ".join(tiles)}
+    else:
+        text = _("%(name)s drew %(n)s tiles") % {"name": name, "n": len(draws)}
+    return _log_line(last, text, last.get("hand"))
