@@ -14,6 +14,7 @@ from .errors import IllegalAction
 from .match import (
     AUCTION,
     HAND_OVER,
+    LOG_SIZE,
     MATCH_OVER,
     PLAY,
     Action,
@@ -43,6 +44,7 @@ __all__ = [
     "AUCTION",
     "FORMAT",
     "HAND_OVER",
+    "LOG_SIZE",
     "MATCH_OVER",
     "PLAY",
     "Action",

@@ -18,7 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from matches.play import db
-from matches.realtime.match_consumer import refuse
+from matches.realtime.base import refuse
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_UNAUTHENTICATED,

@@ -34,7 +34,7 @@ from django.utils.translation import gettext as _
 from matches.lobby import matchmaking as queue
 from matches.play import db
 from matches.realtime import broadcast, periodic
-from matches.realtime.match_consumer import LayerSafe, language_of, parse_json, refuse
+from matches.realtime.base import LayerSafe, language_of, parse_json, refuse
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,

@@ -27,10 +27,11 @@ django.setup()
 from django.utils import translation  # noqa: E402
 from ui_scenarios import random_match, seat_view  # noqa: E402
 
+import engine  # noqa: E402
 from matches.ui import board_svg  # noqa: E402
 from matches.ui import fragments as render  # noqa: E402
 
-RECENT_EVENTS = 16  # what a socket's record keeps (matches/consumers.py)
+RECENT_EVENTS = engine.LOG_SIZE  # what a socket keeps (matches/realtime/match_consumer.py)
 RATINGS = [{"value": 1520, "display": "1520?"}, {"value": 1480, "display": "1480"}]
 
 
