@@ -265,4 +265,4 @@ def _rematch(match_id: int, user: Any, op: str, language: str) -> Outcome:
         return act_rematch(match_id, user, op)
 
 
-__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAUTHENTICATED", "MatchConsumer"]
+__all__ = ["MatchConsumer"]

@@ -18,7 +18,7 @@ CHIP = 5  # points per chip (RULES §1)
 
 
 # Translated elsewhere through a wrapper makemessages cannot see (the consumers'
-# ``self._t``, matches/consumers.py and matches/lobby_consumer.py); listed here so
+# ``self._t``, matches/realtime/match_consumer.py and lobby_consumer.py); listed here so
 # that the catalogue has them.
 _ELSEWHERE = (
     gettext_noop("That frame is not understood."),
