@@ -204,11 +204,14 @@ class Invite(models.Model):
         return self.status == self.Status.OPEN and timezone.now() >= self.expires_at
 
 
-# --- ranked queue, heartbeats, rematch offers (matches/queue.py, voiding.py, rematch.py) ---
+# --- ranked queue, heartbeats, rematch offers (matches/lobby/, matches/clock/liveness.py) ---
 
 
 class QueueEntry(models.Model):
-    """A player waiting in the ranked queue; ``matches.queue`` is the only writer.
+    """A player waiting in the ranked queue.
+
+    ``matches.lobby.matchmaking`` adds, refreshes and pairs entries; any path
+    into a new match (``matches.play.seating.claim_players``) removes them.
 
     ``rating`` is a snapshot taken at join (ratings only change when a match
     finishes, and a player in a match cannot join). ``last_seen`` is the lobby
@@ -238,7 +241,11 @@ class QueueEntry(models.Model):
 
 
 class Heartbeat(models.Model):
-    """One row per web or worker process; ``matches.voiding`` is the only writer."""
+    """One row per web or worker process, written by ``matches.clock.liveness`` alone.
+
+    Its three writers there: the web tier's beat (which also finds outages), a
+    process's goodbye, and the Celery worker's beat.
+    """
 
     class Kind(models.TextChoices):
         WEB = "web", _("Web process")
@@ -256,7 +263,7 @@ class Heartbeat(models.Model):
 
 
 class RematchOffer(models.Model):
-    """A rematch offered at the end of ``match``; ``matches.rematch`` is the only writer."""
+    """A rematch offered at the end of ``match``; ``matches.lobby.rematch`` is the only writer."""
 
     class Status(models.TextChoices):
         OPEN = "open", _("Open")

@@ -110,7 +110,11 @@ def invite_accept(request: HttpRequest, code: str) -> HttpResponse:
     try:
         m = accept_invite(code, request.user)
     except ServiceError as e:
-        back = redirect("matches:invite", code=code) if e.code != "not_found" else redirect("/")
+        back = (
+            redirect("matches:invite", code=code)
+            if e.code != "not_found"
+            else redirect("matches:lobby")
+        )
         return _refused(request, e, back)
     return redirect("matches:match", match_id=m.pk)
 

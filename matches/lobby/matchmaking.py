@@ -63,7 +63,7 @@ from django.utils.translation import gettext as _
 
 from matches.models import Match, QueueEntry
 from matches.play.errors import ServiceError
-from matches.play.seating import busy_user_ids, lock_users, new_match, open_matches_of
+from matches.play.seating import busy_error, busy_user_ids, lock_users, new_match
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,6 @@ WINDOW_STEP = 50  # added every WINDOW_EVERY_S seconds waited
 WINDOW_EVERY_S = 10
 UNBOUNDED_AFTER_S = 60
 PRESENCE_TIMEOUT = timedelta(seconds=30)
-BUSY_STATUSES = (Match.Status.WAITING, Match.Status.LIVE)
 
 
 # --- the window --------------------------------------------------------------
@@ -263,9 +262,8 @@ def join(user: Any, *, pair: bool = True) -> JoinResult:
                 "bot_not_ranked",
                 _("A bot account plays casual matches only: it cannot join the ranked queue."),
             )
-        busy = open_matches_of([user.pk])
-        if busy:
-            raise ServiceError("busy", _("Finish your current match first."), match_id=busy[0].pk)
+        if (busy := busy_error(user.pk, mine=True, waiting_ok=False)) is not None:
+            raise busy
         now = timezone.now()
         entry = QueueEntry.objects.filter(user_id=user.pk).first()
         if entry is None:

@@ -1,13 +1,18 @@
 """Rematch: at the end of a match either player may offer to play again.
 
-Frames on the match socket (``act`` hands them here), or a POST to
+Frames on the match socket (the match consumer routes them here: ``play.act``
+refuses them), or a POST to
 ``/matches/<id>/rematch/`` with the same ``op``:
 
-- ``{"op": "rematch", "version": v}`` offers; if the opponent has already
-  offered, it accepts instead (both pressing 再戦 at once starts one match);
-- ``{"op": "rematch_accept", "version": v}`` accepts the opponent's open offer;
-- ``{"op": "rematch_decline", "version": v}`` declines it. A decline is final
-  for that match; the offerer sees it in the view.
+- ``{"op": "rematch"}`` offers; if the opponent has already offered, it
+  accepts instead (both pressing 再戦 at once starts one match);
+- ``{"op": "rematch_accept"}`` accepts the opponent's open offer;
+- ``{"op": "rematch_decline"}`` declines it. A decline is final for that
+  match; the offerer sees it in the view.
+
+A frame's ``version`` is not compared: the offer's own state decides (an
+answer to an offer that is gone is refused as ``no_offer``, a second press is
+a no-op), so a press racing the opponent's never fails as stale.
 
 An offer stays open for :data:`OFFER_TTL`. The new match has the same kind (a
 ranked rematch stays ranked and is rated like any ranked match) and the seats
@@ -17,7 +22,7 @@ the new same-device match (same guest) at once.
 
 Each change bumps the old match's version, appends an event (``rematch_offer``,
 ``rematch_accept``, ``rematch_decline``, ``rematch_withdrawn``) and pushes both
-views. The view's ``match`` block carries (:func:`rematch_block`)::
+views. The view's ``match`` block carries (``matches.play.audience.rematch_block``)::
 
     "rematch": None                          # while the match is not over
     "rematch": {
@@ -29,7 +34,7 @@ views. The view's ``match`` block carries (:func:`rematch_block`)::
     }
 
 Creating the new match takes the players' user-row locks first, like the
-ranked queue's pairing (``matches.queue``), so neither can be put into two
+ranked queue's pairing (``matches.lobby.matchmaking``), so neither can be put into two
 matches at once; a player who is busy elsewhere makes the accept fail (and
 withdraws the offer if it is the offerer who is busy).
 """
@@ -43,23 +48,22 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from matches.models import Match, QueueEntry, RematchOffer
+from matches.models import Match, RematchOffer
 from matches.play import timing
 from matches.play.act import Outcome, seated
-from matches.play.audience import rematch_block
 from matches.play.errors import ServiceError
-from matches.play.seating import busy_user_ids, lock_users, new_match
+from matches.play.frames import REMATCH_OPS
+from matches.play.seating import busy_error, claim_players, lock_users, new_match
 from matches.play.store import locked_match, save_change
 
-__all__ = ["OFFER_TTL", "OPS", "act_rematch", "rematch_block"]
+__all__ = ["OFFER_TTL", "act_rematch"]
 
 OFFER_TTL = timedelta(minutes=2)
-OPS = ("rematch", "rematch_accept", "rematch_decline")
 
 
 def act_rematch(match_id: int, user: Any, op: str) -> Any:
     """Handle one rematch ``op`` by ``user``; returns a ``Outcome``."""
-    if op not in OPS:
+    if op not in REMATCH_OPS:
         raise ServiceError("bad_request", _("Unknown operation."))
     error = None
     with transaction.atomic():
@@ -149,23 +153,26 @@ def _store(
 
 
 def _create(m: Match, offer: RematchOffer | None, *, offerer_seat: int) -> tuple[Match | None, Any]:
-    """The new match (seats swapped), or ``(None, ServiceError)`` when someone is busy."""
+    """The new match (seats swapped), or ``(None, ServiceError)`` when someone is busy.
+
+    The offerer is checked first: a busy offerer withdraws the offer (``opponent_busy``).
+    """
     if m.kind == Match.Kind.SAME_DEVICE:
-        lock_users([m.player0_id])
-        if busy_user_ids([m.player0_id]):
-            return None, ServiceError("busy", _("Finish your current match first."))
+        try:
+            claim_players([m.player0], waiting_ok=False)
+        except ServiceError as e:
+            return None, e
         return new_match(Match.Kind.SAME_DEVICE, m.player0, None, m.guest_name), None
-    assert m.player1_id is not None
-    ids = [m.player0_id, m.player1_id]
-    lock_users(ids)
-    busy = busy_user_ids(ids)
-    offerer_id = ids[offerer_seat]
-    if offerer_id in busy:
-        return None, ServiceError(
-            "opponent_busy", _("Your opponent is already playing another match.")
-        )
-    if busy:
-        return None, ServiceError("busy", _("Finish your current match first."))
-    # Accepting takes both players out of the ranked queue: they are playing now.
-    QueueEntry.objects.filter(user_id__in=ids).delete()
+    assert m.player1 is not None
+    players = [m.player0, m.player1]
+    offerer = players[offerer_seat]
+    accepter = players[1 - offerer_seat]
+    lock_users([m.player0_id, m.player1_id])
+    if (busy := busy_error(offerer.pk, mine=False, waiting_ok=False)) is not None:
+        return None, busy
+    try:
+        # Accepting takes both players out of the ranked queue: they are playing now.
+        claim_players([accepter, offerer], waiting_ok=False)
+    except ServiceError as e:
+        return None, e
     return new_match(m.kind, m.player1, m.player0), None

@@ -60,31 +60,43 @@ def busy_user_ids(user_ids: Sequence[int]) -> set[int]:
     } & ids
 
 
-def check_free(user: Any, *, opponent: Any = None) -> None:
-    """Refuse a new match for a player who is playing one, or has too many waiting.
+def busy_error(user_id: int, *, mine: bool, waiting_ok: bool = True) -> ServiceError | None:
+    """Why the player cannot be put into one more match now, or ``None``: the one busy check.
+
+    A player in a live match is busy. With ``waiting_ok`` (invites, same device,
+    the computer) up to :data:`MAX_OPEN_MATCHES` waiting ones are allowed; the
+    ranked queue and rematches allow none. ``mine``: said to that player
+    (``busy``, with the match to go back to), else to the opponent (``opponent_busy``).
+    """
+    found = open_matches_of([user_id])
+    live = next((m for m in found if m.status == Match.Status.LIVE), None)
+    if live is not None or (found and not waiting_ok):
+        if mine:
+            back = live or found[0]
+            return ServiceError("busy", _("Finish your current match first."), match_id=back.pk)
+        return ServiceError("opponent_busy", _("Your opponent is playing another match now."))
+    if len(found) >= MAX_OPEN_MATCHES:
+        if mine:
+            return ServiceError(
+                "too_many_matches",
+                _("You already have %(n)d matches waiting to start.") % {"n": len(found)},
+                match_id=found[0].pk,
+            )
+        return ServiceError(
+            "opponent_busy", _("Your opponent has too many matches waiting to start.")
+        )
+    return None
+
+
+def check_free(user: Any, *, opponent: Any = None, waiting_ok: bool = True) -> None:
+    """Refuse a new match for a player (then the opponent) who is busy (:func:`busy_error`).
 
     Call with the players' row locks held (:func:`lock_users`), so that the
     count cannot change before the new match is committed.
     """
-    for who in (user, opponent):
-        if who is None:
-            continue
-        mine = open_matches_of([who.pk])
-        live = next((m for m in mine if m.status == Match.Status.LIVE), None)
-        if live is not None:
-            if who is user:
-                raise ServiceError("busy", _("Finish your current match first."), match_id=live.pk)
-            raise ServiceError("opponent_busy", _("Your opponent is playing another match now."))
-        if len(mine) >= MAX_OPEN_MATCHES:
-            if who is user:
-                raise ServiceError(
-                    "too_many_matches",
-                    _("You already have %(n)d matches waiting to start.") % {"n": len(mine)},
-                    match_id=mine[0].pk,
-                )
-            raise ServiceError(
-                "opponent_busy", _("Your opponent has too many matches waiting to start.")
-            )
+    for who, mine in ((user, True), (opponent, False)):
+        if who is not None and (error := busy_error(who.pk, mine=mine, waiting_ok=waiting_ok)):
+            raise error
 
 
 def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = "") -> Match:
@@ -120,18 +132,24 @@ def _rating_for_view(user: Any) -> dict[str, Any] | None:
     return {"value": r.value, "display": r.display}
 
 
-def claim_players(users: list[Any]) -> None:
+def claim_players(users: list[Any], *, waiting_ok: bool = True) -> None:
     """Take the players' row locks, check they are free, and take them out of the queue.
 
-    The ranked pairing takes the same locks and re-checks who is busy under
-    them, so a pairing committing at the same moment as an invite can never put
-    one player into two new matches.
+    Every path into a new match comes here (invites, same device, the computer,
+    rematches, the ranked pairing), so a queued player's lobby always hears that
+    it left the queue (``queue_left``). The ranked pairing takes the same locks
+    and re-checks who is busy under them, so a pairing committing at the same
+    moment as an invite can never put one player into two new matches.
     """
     lock_users([u.pk for u in users])
-    check_free(users[0], opponent=users[1] if len(users) > 1 else None)
-    ids = [u.pk for u in users]
-    if QueueEntry.objects.filter(user_id__in=ids).delete()[0]:
-        transaction.on_commit(lambda: queue_left.send(sender=Match, user_ids=ids))
+    check_free(users[0], opponent=users[1] if len(users) > 1 else None, waiting_ok=waiting_ok)
+    leave_queue([u.pk for u in users])
+
+
+def leave_queue(user_ids: list[int]) -> None:
+    """Take the players out of the ranked queue; their lobbies hear it after the commit."""
+    if QueueEntry.objects.filter(user_id__in=user_ids).delete()[0]:
+        transaction.on_commit(lambda: queue_left.send(sender=Match, user_ids=user_ids))
 
 
 def watchable() -> list[Match]:

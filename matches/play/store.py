@@ -25,13 +25,9 @@ from matches.play.timing import next_wakeup
 from matches.signals import match_changed
 
 
-def match_query(*, lock: bool = False, skip_locked: bool = False) -> Any:
-    qs = Match.objects.select_related("player0", "player1").order_by()
-    if lock:
-        # of=("self",): player1 is nullable (same device), and PostgreSQL
-        # refuses FOR UPDATE on the nullable side of the outer join.
-        qs = qs.select_for_update(of=("self",), skip_locked=skip_locked)
-    return qs
+def match_query() -> Any:
+    """Matches with both players' rows, unordered: a read without a lock (views, a retried push)."""
+    return Match.objects.select_related("player0", "player1").order_by()
 
 
 def locked_match(match_id: int, *, skip_locked: bool = False) -> Match | None:

@@ -5,8 +5,7 @@ a start or continue window closing, the computer's pause being over, the seat
 cut by an outage not being back. The sweeper (``matches.clock``) finds overdue
 rows by that column, so no deadline needs a timer in memory.
 
-Read the clock through :func:`now_ms` (module attribute: tests set it); the
-model's ``created_at``-style timestamps are Django's ``timezone.now()``.
+Read the clock through :func:`now_ms` (as ``timing.now_ms()``: tests set it).
 """
 
 from __future__ import annotations
@@ -20,7 +19,11 @@ from matches.models import Match
 
 
 def now_ms() -> int:
-    """Wall-clock epoch milliseconds: the only clock read of the platform's match logic."""
+    """Wall-clock epoch milliseconds: the clocks, windows and deadlines of a match read this.
+
+    Django's ``timezone.now()`` stamps the rows' dates (started, finished, an
+    offer's expiry) and the queue's presence; those are no match clock.
+    """
     return time.time_ns() // 1_000_000
 
 

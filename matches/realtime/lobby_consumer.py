@@ -28,6 +28,7 @@ import json
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
@@ -142,7 +143,7 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         frame: dict[str, Any] = {"type": "error", "code": code, "message": message}
         if match_id is not None:
             frame["match_id"] = match_id
-            frame["url"] = f"/matches/{match_id}/"
+            frame["url"] = reverse("matches:match", args=[match_id])
         await self.send(text_data=json.dumps(frame))
 
     # --- group events (sent by matches.queue after a commit) ---------------------

@@ -1,8 +1,9 @@
 """The match page as server-rendered HTML, built from one seat's view (docs/protocol.md).
 
 - ``page_context(view)`` — the context of ``templates/matches/match.html`` (the full page);
-- ``render_fragments(view)`` — the HTML pushed over the htmx WebSocket after every change:
-  one top-level element per part of the page, each with ``id`` and ``hx-swap-oob="true"``;
+- ``render_changed(view, sent)`` — the HTML pushed over the htmx WebSocket after every
+  change: one top-level element per part of the page that changed, each with ``id`` and
+  ``hx-swap-oob="true"``;
 - ``render_error(code, message)`` — a toast, swapped in the same way.
 
 Everything rendered comes from the view dict and nothing else, so nothing a seat
@@ -53,16 +54,6 @@ def page_context(view: dict[str, Any]) -> dict[str, Any]:
     }
     ctx["frags"]["toast"] = mark_safe(render("toast.html", {"oob_attr": ""}))  # noqa: S308
     return ctx
-
-
-def render_fragments(view: dict[str, Any], *, language: str | None = None) -> str:
-    """The fragments for htmx's ws extension, in the active language (or ``language``)."""
-    if language is not None:
-        from django.utils import translation
-
-        with translation.override(language):
-            return render_fragments(view)
-    return render_changed(view, {})
 
 
 @in_language

@@ -12,13 +12,14 @@ import random
 from typing import Any
 
 import pytest
+from django.utils import translation
 
 from loadtest.bots import choose
 from loadtest.view import Fragments, Seen, read_json, read_page, toast_code
 from matches.play import timing
 from matches.play.act import act
 from matches.play.store import current_view
-from matches.ui.fragments import render_error, render_fragments
+from matches.ui.fragments import render_changed, render_error
 from tests.support import Tables
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +37,8 @@ def as_json(view: dict[str, Any]) -> Seen:
 
 def as_html(view: dict[str, Any]) -> Seen:
     page = Fragments()
-    page.merge(render_fragments(view, language="ja"))
+    with translation.override("ja"):
+        page.merge(render_changed(view, {}))
     seen = read_page(page)
     assert seen is not None
     return seen
@@ -99,11 +101,11 @@ def test_fragments_not_sent_again_keep_their_last_value(alice: Any, bob: Any) ->
     m = tables.start(tables.casual(alice, bob))
     _, view = current_view(m.pk, alice)
     page = Fragments()
-    page.merge(render_fragments(view))
+    page.merge(render_changed(view, {}))
     before = read_page(page)
     assert before is not None and before.main is not None
     # A later frame that brings only the status (say, nothing else changed).
-    status = render_fragments(view).split("</div>", 1)[0] + "</div>"
+    status = render_changed(view, {}).split("</div>", 1)[0] + "</div>"
     assert page.merge(status.replace(f'data-version="{m.version}"', 'data-version="999"')) == {
         "sb-status"
     }

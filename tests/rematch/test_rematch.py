@@ -14,6 +14,7 @@ from matches.models import Match, MatchEvent, QueueEntry
 from matches.play.act import Outcome
 from matches.play.errors import ServiceError
 from matches.play.store import current_view
+from matches.signals import queue_left
 from tests.support import START, capture_changes  # START: the clock fixture's start
 
 pytestmark = pytest.mark.django_db
@@ -156,6 +157,40 @@ def test_accepting_takes_both_players_out_of_the_ranked_queue(
     queue.join(alice)  # nobody else is waiting: she stays queued
     frame(old, bob, "rematch_accept")
     assert not QueueEntry.objects.filter(user__in=[alice, bob]).exists()
+
+
+def test_a_queued_players_lobby_hears_that_a_rematch_took_it_out_of_the_queue(
+    alice: Any, bob: Any, finished: Any, frame: Frame, django_capture_on_commit_callbacks: Any
+) -> None:
+    # The same path as an invite's (claim_players): the lobby is told, not left waiting.
+    old = finished(Match.Kind.CASUAL)
+    frame(old, alice, "rematch")
+    queue.join(alice)
+    heard: list[list[int]] = []
+
+    def listen(sender: Any, user_ids: Any, **kwargs: Any) -> None:
+        heard.append(sorted(user_ids))
+
+    queue_left.connect(listen)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            frame(old, bob, "rematch_accept")
+    finally:
+        queue_left.disconnect(listen)
+    assert heard == [sorted([alice.pk, bob.pk])]
+
+
+def test_a_player_with_a_match_waiting_cannot_accept_a_rematch(
+    alice: Any, bob: Any, carol: Any, finished: Any, frame: Frame
+) -> None:
+    old = finished(Match.Kind.CASUAL)
+    frame(old, alice, "rematch")
+    waiting = accept_invite(create_invite(carol).code, bob)  # bob's new match, not started
+    with pytest.raises(ServiceError) as e:
+        frame(old, bob, "rematch_accept")
+    assert e.value.code == "busy" and e.value.match_id == waiting.pk
+    assert _block(old, alice)["status"] == "open"  # nothing changed
+    assert Match.objects.filter(status=Match.Status.WAITING).count() == 1
 
 
 def test_every_step_is_recorded_and_pushed_to_both_seats(

@@ -19,7 +19,7 @@ from matches.ui.text import side_label
 
 def frag(view: dict[str, Any], lang: str = "en") -> str:
     with translation.override(lang):
-        return render.render_fragments(view)
+        return render.render_changed(view, {})
 
 
 def page(view: dict[str, Any], lang: str = "en") -> str:
