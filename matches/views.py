@@ -22,7 +22,7 @@ from matches.lobby.invites import accept_invite, cancel_invite, create_invite, c
 from matches.play.errors import ServiceError
 from matches.play.seating import live_matches_of, watchable
 from matches.play.store import current_view
-from rules.examples import time_control
+from matches.ui.text import time_control
 
 from .models import Invite
 

@@ -18,7 +18,7 @@ from engine.layout import Layout, Position
 from engine.match import JOCKEY_DISCOUNT, round_to_five
 from engine.tiles import Tile, hand_pips
 from matches.ui.board_svg import drawn
-from matches.ui.text import side_label, tile_label
+from matches.ui.text import side_label, tile_label, time_control
 
 Placement = tuple[Tile, Position | None]
 
@@ -185,19 +185,6 @@ def block_examples() -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def time_control() -> dict[str, Any]:
-    """The platform's clock (RULES §7): main time for the whole match and the delay, in s."""
-    from matches.conf import match_clock
-
-    clock = match_clock()
-    main_s = clock.main_ms // 1000
-    return {
-        "main_s": main_s,
-        "main_min": main_s // 60 if main_s % 60 == 0 else round(main_s / 60, 1),
-        "delay_s": clock.delay_ms // 1000,
-    }
 
 
 def clock_examples() -> list[dict[str, Any]]:

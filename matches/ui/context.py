@@ -12,7 +12,6 @@ from typing import Any
 from django.utils import translation
 from django.utils.translation import ngettext
 
-from matches import conf
 from matches.ui.board_svg import domino
 from matches.ui.i18n import _, in_language, translator
 from matches.ui.results import after_links, rematch_panel, result_panel, settlement_panel
@@ -25,6 +24,7 @@ from matches.ui.text import (
     points_and_chips,
     tile_key,
     tile_label,
+    time_control,
 )
 from table import geometry as board
 
@@ -230,13 +230,6 @@ def _overlay(view: dict[str, Any], players: list[dict[str, Any]], server_now: An
             # (A forced opening never waits here: the server plays it, hand-off and all.)
             return {"kind": "handoff", "name": players[to_act]["name"], "seat": to_act}
     return None
-
-
-def time_control() -> dict[str, Any]:
-    """The match clock for the start screen (RULES §7), from settings (no database)."""
-    clock = conf.match_clock()
-    minutes = f"{clock.main_ms / 60_000:.1f}".removesuffix(".0")
-    return {"main_min": minutes, "main_s": clock.main_ms // 1000, "delay_s": clock.delay_ms // 1000}
 
 
 @in_language

@@ -12,6 +12,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_noop
 
+from matches import conf
 from matches.ui.i18n import _
 
 CHIP = 5  # points per chip (RULES §1)
@@ -30,7 +31,9 @@ _ELSEWHERE = (
 
 
 def tile_label(tile: Any) -> str:
-    """``[1|4]``, the rules' notation."""
+    """``[1|4]``, the rules' notation (``""`` for no tile)."""
+    if tile is None:
+        return ""
     return f"[{int(tile[0])}|{int(tile[1])}]"
 
 
@@ -62,6 +65,20 @@ def clock_ms(ms: int) -> str:
         return f"0:{ms // 1000:02d}.{(ms % 1000) // 100}"
     s = -(-ms // 1000)
     return f"{s // 60}:{s % 60:02d}"
+
+
+def time_control() -> dict[str, Any]:
+    """The match clock as pages state it (RULES §7): main time in min and s, the delay in s.
+
+    The one place it is formatted: the lobby, an invite, the start screen and the rules.
+    """
+    clock = conf.match_clock()
+    main_s = clock.main_ms // 1000
+    return {
+        "main_s": main_s,
+        "main_min": main_s // 60 if main_s % 60 == 0 else round(main_s / 60, 1),
+        "delay_s": clock.delay_ms // 1000,
+    }
 
 
 def countdown(
@@ -244,3 +261,86 @@ def _draws_line(draws: list[dict[str, Any]], names: list[str]) -> dict[str, Any]
     else:
         text = _("%(name)s drew %(n)s tiles") % {"name": name, "n": len(draws)}
     return _log_line(last, text, last.get("hand"))
+
+
+# --- the replay's steps: each event in a full sentence ---------------------------
+
+
+def draw_sentence(player: Any, tiles: Any, names: list[str]) -> str:
+    """The replay's sentence for one player's draws in a row."""
+    return _("%(name)s draws %(tile)s from the talon.") % {
+        "name": seat_name(names, player),
+        "tile": ", ".join(tile_label(t) for t in tiles),
+    }
+
+
+def describe(ev: dict[str, Any], names: list[str]) -> str:
+    """One event in a full sentence, for the replay's steps (the log's line: :func:`event_text`)."""
+    kind = ev.get("type", "")
+    p = ev.get("player")
+    name = seat_name(names, p)
+    other = seat_name(names, 1 - p) if p in (0, 1) else ""
+    if kind == "hand_start":
+        n = int(ev.get("hand", 0)) + 1
+        jockey = ev.get("jockey")
+        if jockey in (0, 1):
+            return _("Hand %(n)s dealt; %(jockey)s is the jockey: auction for the opening.") % {
+                "n": n,
+                "jockey": names[jockey],
+            }
+        return _("Hand %(n)s dealt; forced opening.") % {"n": n}
+    if kind == "place":
+        params = {"name": name, "tile": tile_label(ev.get("tile")), "score": ev.get("score", 0)}
+        at = ev.get("at")
+        if at is None:
+            text = _("%(name)s opens with %(tile)s.") % params
+        else:
+            params.update(on=tile_label(at.get("tile")), side=side_label(at.get("side", "")))
+            text = _("%(name)s places %(tile)s on %(on)s, %(side)s.") % params
+        if ev.get("score"):
+            text += " " + _("Ends total %(total)s: %(score)s points.") % {
+                "total": ev.get("total"),
+                "score": ev.get("score"),
+            }
+        return text
+    if kind == "draw":
+        return _("%(name)s draws %(tile)s from the talon.") % {
+            "name": name,
+            "tile": tile_label(ev.get("tile")),
+        }
+    if kind == "pass":
+        return _("%(name)s passes.") % {"name": name}
+    if kind == "bid":
+        return _("%(name)s bids %(amount)s.") % {"name": name, "amount": ev.get("amount")}
+    if kind == "accept":
+        return _(
+            "%(name)s accepts the bid of %(amount)s: %(payer)s pays %(cost)s and opens."
+        ) % accept_args(ev, names)
+    if kind == "decline":
+        return _("%(name)s declines: %(jockey)s (the jockey) opens.") % {
+            "name": name,
+            "jockey": other,
+        }
+    if kind == "resign":
+        return _("%(name)s resigns.") % {"name": name}
+    if kind == "timeout":
+        return _("%(name)s runs out of time.") % {"name": name}
+    if kind == "hand_end":
+        if ev.get("how") == "domino":
+            return _("%(name)s goes out and will be the jockey.") % {
+                "name": seat_name(names, ev.get("went_out"))
+            }
+        receiver = ev.get("receiver")
+        if receiver not in (0, 1):
+            return _("Block: equal pips, nothing moves.")
+        return _("Block: %(name)s has fewer pips and receives %(moved)s.") % {
+            "name": names[receiver],
+            "moved": ev.get("moved"),
+        }
+    if kind == "match_end":
+        return _("%(name)s wins the match.") % {"name": seat_name(names, ev.get("winner"))}
+    if kind == "aborted":
+        return _("Aborted before the first move: no result.")
+    if kind in ("voided", "void"):
+        return _("Voided after a service fault: no result, no rating change.")
+    return kind
