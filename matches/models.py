@@ -88,8 +88,8 @@ class Match(models.Model):
     computer_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     computer_level = models.PositiveSmallIntegerField(null=True, blank=True)
     rating_delta = models.JSONField(null=True, blank=True)
-    # The last outage given back to this match (matches.liveness): ``{"ms", "seat",
-    # "to"}`` — so the page can say what happened.
+    # The last outage given back to this match, so the page can say what happened:
+    # JSON of matches.play.credit.LastCredit (written by matches/clock/outage.py).
     last_credit = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -2,13 +2,14 @@
 
 :func:`credit_outage` gives every open match the outage back (or voids a live
 match after :data:`OUTAGE_VOID_AFTER_MS`); :func:`rejoin` gives the cut seat
-the time until its socket is back, up to :data:`OUTAGE_REJOIN_MS`. Found by
+the time until its socket is back, up to ``settings.OUTAGE_REJOIN_MS``. Found by
 ``matches.clock.liveness``.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from django.db import transaction
@@ -19,6 +20,7 @@ from matches.clock.voiding import VOID_OUTAGE, void_locked
 from matches.models import Match
 from matches.play import timing
 from matches.play.act import credit_rejoin
+from matches.play.credit import LastCredit
 from matches.play.seating import OPEN_STATUSES
 from matches.play.store import locked_match, save_change
 from matches.play.timing import rejoin_until
@@ -85,13 +87,14 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
             return False
         if not event["ms"]:
             return False
-        m.last_credit = {"ms": event["ms"], "seat": event["player"], "to": end_ms}
-        if event["player"] is not None and event["player"] != m.computer_seat:
-            # A person's socket must come back too: see OUTAGE_REJOIN_MS.
-            m.last_credit.update(
-                start=state.decision_start,
-                rejoin_until=end_ms + conf.outage_rejoin_ms(),
+        credit = LastCredit(ms=event["ms"], seat=event["player"], to=end_ms)
+        if credit.seat is not None and credit.seat != m.computer_seat:
+            # A person's socket must come back too (settings.OUTAGE_REJOIN_MS).
+            assert state is not None
+            credit = replace(
+                credit, start=state.decision_start, rejoin_until=end_ms + conf.outage_rejoin_ms()
             )
+        credit.save_to(m)
         save_change(m, state, [event], before=before, now=end_ms)
         return True
 
@@ -104,12 +107,13 @@ def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
     """
     with transaction.atomic():
         m = locked_match(match_id)
-        if m is None or m.is_over or m.status != Match.Status.LIVE or not m.last_credit:
+        credit = None if m is None else LastCredit.of(m)
+        if m is None or credit is None or m.is_over or m.status != Match.Status.LIVE:
             return False
         state = engine.from_dict(m.state) if m.state is not None else None
         if state is None or rejoin_until(m, state) is None:
             return False
-        if m.last_credit.get("seat") not in m.seats_of(getattr(user, "pk", None)):
+        if credit.seat not in m.seats_of(getattr(user, "pk", None)):
             return False
         t = timing.now_ms() if now is None else now
         events: list[dict[str, Any]] = []

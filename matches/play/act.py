@@ -21,6 +21,7 @@ import engine
 from matches import conf
 from matches.models import Match
 from matches.play.audience import Change
+from matches.play.credit import LastCredit
 from matches.play.errors import ServiceError, illegal_message
 from matches.play.frames import IDEMPOTENT_OPS, REMATCH_OPS, parse_frame
 from matches.play.store import locked_match, save_change
@@ -285,12 +286,12 @@ def credit_rejoin(
 ) -> engine.MatchState:
     """The cut decision's seat is back at ``now``: give it the time since the server was."""
     until = rejoin_until(m, state)
-    credit = m.last_credit
+    credit = LastCredit.of(m)
     if until is None or credit is None:
         return state
-    back = int(credit["to"])
+    back = credit.to
     state, ms = engine.credit(state, back, min(now, until))
-    m.last_credit = {"ms": int(credit["ms"]) + ms, "seat": credit["seat"], "to": back}
+    LastCredit(ms=credit.ms + ms, seat=credit.seat, to=back).save_to(m)  # the hold is over
     if ms:
         events.append(
             {
@@ -298,7 +299,7 @@ def credit_rejoin(
                 "from": back,
                 "to": back + ms,
                 "ms": ms,
-                "player": credit["seat"],
+                "player": credit.seat,
                 "rejoin": True,
                 "t": now,
             }

@@ -16,6 +16,7 @@ import time
 import engine
 from matches import conf
 from matches.models import Match
+from matches.play.credit import LastCredit
 
 
 def now_ms() -> int:
@@ -68,14 +69,14 @@ def rejoin_until(m: Match, state: engine.MatchState | None) -> int | None:
 
     ``None`` once it came back (or acted), or when the decision running is not the
     one the outage cut. Meanwhile its clock cannot run out (:func:`next_wakeup`,
-    :func:`_live_op`): the time from the server's return to the seat's is ours.
+    :func:`matches.play.act.act`): the time from the server's return to the seat's is ours.
     """
-    credit = m.last_credit
-    if not credit or credit.get("rejoin_until") is None or state is None:
+    credit = LastCredit.of(m)
+    if credit is None or credit.rejoin_until is None or state is None:
         return None
-    if state.to_act != credit.get("seat") or state.decision_start != credit.get("start"):
+    if state.to_act != credit.seat or state.decision_start != credit.start:
         return None
-    return int(credit["rejoin_until"])
+    return credit.rejoin_until
 
 
 def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
