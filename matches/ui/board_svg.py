@@ -19,13 +19,12 @@ from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 from markupsafe import Markup, escape
 
+import engine
 from engine.layout import Layout
 from matches.ui.i18n import _, in_language, translator
 from matches.ui.templating import OOB, render
 from matches.ui.text import seat_name, side_label, tile_key, tile_label
 from table import geometry as board
-
-SCORE_STEP = 5  # a positive multiple of 5 moves that many points (RULES §4)
 
 
 def view_parts(layout: Layout) -> dict[str, list[dict[str, Any]]]:
@@ -45,11 +44,6 @@ def view_parts(layout: Layout) -> dict[str, list[dict[str, Any]]]:
         ],
         "ends": [{"tile": list(t), "value": v} for t, v in layout.counted_ends()],
     }
-
-
-def scored(total: int) -> int:
-    """The points a placement moves for an end total (before the payer's balance caps it)."""
-    return total if total > 0 and total % SCORE_STEP == 0 else 0
 
 
 def drawn(layout: Layout, *, mark_last: bool = True) -> dict[str, Any]:
@@ -73,7 +67,7 @@ def drawn(layout: Layout, *, mark_last: bool = True) -> dict[str, Any]:
     g["ends"] = parts["ends"]
     g["ends_sum"] = " + ".join(str(v) for v in values) or "0"
     g["end_total"] = sum(values)
-    g["score"] = scored(g["end_total"])
+    g["score"] = engine.points_for(g["end_total"])
     return g
 
 

@@ -12,6 +12,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_noop
 
+import engine
 from matches import conf
 from matches.ui.i18n import _
 
@@ -149,9 +150,9 @@ def event_text(ev: dict[str, Any], names: list[str]) -> str | None:
             "total": ev.get("total", 0),
             "score": ev.get("score", 0),
         }
-        total = args["total"]
-        if total > 0 and total % 5 == 0:
-            if args["score"] < total:
+        scored = engine.points_for(args["total"])
+        if scored:
+            if args["score"] < scored:
                 return (
                     _("%(name)s: %(tile)s → ends %(sum)s = %(total)s, %(score)s points (capped)")
                     % args

@@ -225,7 +225,8 @@ def test_the_non_jockey_may_decline_or_bid_from_15() -> None:
     assert 'data-op="decline"' in a and 'data-op="accept"' not in a
     assert 'min="15" max="150" step="5" value="15"' in a
     assert 'data-op="bid"' in a and 'data-testid="auction-jockey">alice<' in a
-    assert 'data-discount="0"' in a
+    # The page is given each amount's cost (no discount: it pays what it bids).
+    assert 'data-costs="15:15 20:20 25:25 ' in a and ' 150:150"' in a
 
 
 def test_the_jockey_sees_the_accept_cost_and_its_discounted_bid_cost() -> None:
@@ -235,7 +236,8 @@ def test_the_jockey_sees_the_accept_cost_and_its_discounted_bid_cost() -> None:
     a = element(frag(v), "sb-auction")
     assert 'data-op="decline"' not in a
     assert 'data-op="accept"' in a and 'data-cost="20"' in a and "bob pays 20" in a
-    assert 'min="25" max="165"' in a and 'data-discount="15"' in a
+    assert 'min="25" max="165"' in a
+    assert 'data-costs="25:10 30:15 ' in a and ' 165:150"' in a  # the engine's discount
     assert "<b data-bid-cost>10</b>" in a  # 25 − 15
     assert 'data-amount="20"' in a  # the standing bid
     # Not your turn: no buttons, but who is deciding.
