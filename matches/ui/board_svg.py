@@ -1,8 +1,10 @@
-"""A layout drawn for reading: the rules page's figures and the replay's board.
+"""The board as SVG, drawn once here: the live match's board and the boards drawn for reading.
 
-The geometry is the live board's (``matches/board.py``); the input is an engine
-``Layout`` rather than a seat's view, and nothing on it is tapped, so no
-position is a button. ``templates/board/_board.html`` draws the result.
+The geometry is ``table.geometry``'s. The live board (:func:`board_fragment`)
+comes from a seat's view and its positions are buttons; a board for reading
+(:func:`drawn`: the rules page's figures, the replay) comes from an engine
+``Layout`` and nothing on it is tapped. ``templates/board/_board.html`` places
+the reading board's drawing.
 
 The numbers drawn come from the engine alone: ``counted_ends`` gives each
 counted end's contribution and ``legal_positions`` the hollow dots (RULES §3, §4).
@@ -51,18 +53,17 @@ def drawn(layout: Layout, *, mark_last: bool = True) -> dict[str, Any]:
 
     ``mark_last`` marks the last tile placed (the figure's or the step's placement).
 
-    The geometry's keys, each tile with its ``label`` and ``pips_svg``, each
-    position with its ``label``; ``ends`` (the counted ends in the engine's
+    The geometry's keys, ``tiles_svg`` and ``positions_svg`` (drawn by the same
+    code as the live board); ``ends`` (the counted ends in the engine's
     order), ``ends_sum`` (``"4 + 1"``), ``end_total`` and ``score``.
     """
     parts = view_parts(layout)
     g = board.geometry(parts["layout"], parts["legal"], parts["ends"])
     for t in g["tiles"]:
-        t["label"] = tile_label(t["tile"])
-        t["pips_svg"] = pips_svg(t["pips"], 2.4)
         t["last"] = t["last"] and mark_last
-    for p in g["positions"]:
-        p["label"] = f"{tile_label(p['tile'])} {side_label(p['side'])}"
+    # The same drawing as the live board's, its positions drawn but not buttons.
+    g["tiles_svg"] = _tiles_svg(g["tiles"])
+    g["positions_svg"] = Markup("".join(_reading_position(p) for p in g["positions"]))  # noqa: S704
     values = [e["value"] for e in parts["ends"]]
     g["ends"] = parts["ends"]
     g["ends_sum"] = " + ".join(str(v) for v in values) or "0"
@@ -174,19 +175,37 @@ def _board(view: dict[str, Any]) -> dict[str, Any] | None:
     if layout is None:
         return None
     g = board.geometry(layout, view.get("legal"), view.get("ends"))
-    spinner = _("spinner")
-    # Each tile's drawing is made once: a tile keeps its place as the layout grows.
-    g["tiles_svg"] = Markup("".join(  # noqa: S704 - numbers and escaped labels only
-        _board_tile(t["key"], t["x"], t["y"], t["w"], t["h"], tuple(t["line"]),
-                    tuple(t["pips"]), t["spinner"], t["last"], spinner)
-        for t in g["tiles"]
-    ))  # fmt: skip
+    g["tiles_svg"] = _tiles_svg(g["tiles"])
     g["positions_svg"] = Markup("".join(_board_position(p) for p in g["positions"]))  # noqa: S704
     ends = view.get("ends") or []
     g["ends_sum"] = " + ".join(str(e["value"]) for e in ends) or "0"
     g["end_total"] = view.get("end_total", 0)
     g["scored"] = None
     return g
+
+
+def _tiles_svg(tiles: list[dict[str, Any]]) -> Markup:
+    """The tiles on the table as SVG; each tile's drawing is made once (it keeps its place)."""
+    spinner = _("spinner")
+    return Markup("".join(  # noqa: S704 - numbers and escaped labels only
+        _board_tile(t["key"], t["x"], t["y"], t["w"], t["h"], tuple(t["line"]),
+                    tuple(t["pips"]), t["spinner"], t["last"], spinner)
+        for t in tiles
+    ))  # fmt: skip
+
+
+def _reading_position(p: dict[str, Any]) -> str:
+    """An open position on a board drawn for reading: its dot, and its count if it counts."""
+    count = p["count"]
+    cx, cy = p["cx"], p["cy"]
+    attrs = f'data-pos="{p["key"]}" data-value="{p["value"]}"'
+    if count is None:
+        return f'<g class="pos" {attrs}><circle class="pos__dot" cx="{cx}" cy="{cy}" r="6"/></g>'
+    return (
+        f'<g class="pos pos--count" {attrs} data-count="{count}">'
+        f'<circle class="pos__dot" cx="{cx}" cy="{cy}" r="9"/>'
+        f'<text class="pos__num" x="{cx}" y="{cy}" dy="0.36em">{count}</text></g>'
+    )
 
 
 @functools.lru_cache(maxsize=4096)
