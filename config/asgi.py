@@ -2,7 +2,7 @@
 
 Served by Daphne (``python -m config.serve``, or ``daphne config.asgi:application``).
 The WebSocket consumers check the origin and read the session themselves
-(``matches/socket_auth.py``), so that a refused socket gets a close code
+(``matches/realtime/socket_auth.py``), so that a refused socket gets a close code
 (4401, 4403) rather than a failed handshake.
 """
 

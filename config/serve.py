@@ -2,11 +2,11 @@
 
 Daphne's own command line, with what a live match needs from its web process:
 
-- **before listening**, the process beats (``matches.liveness``): if the whole
+- **before listening**, the process beats (``matches.clock.liveness``): if the whole
   web tier was down until now, the outage is given back to every running clock
   first, so no frame is ever judged against time in which nobody could send one;
 - the loop's tick, the pulse thread and (embedded default) the sweeper start
-  with the reactor (``matches.periodic``), not with the first socket;
+  with the reactor (``matches.realtime.periodic``), not with the first socket;
 - WebSocket messages are limited to :data:`WS_MAX_MESSAGE` bytes: a frame up to
   that gets the ``too_large`` error frame, a longer one closes the socket with
   1009 (RFC 6455 "message too big"), as docs/protocol.md says;

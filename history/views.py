@@ -110,7 +110,7 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
     """Step through a match that is over, both hands shown (``?step=N``, from 1).
 
     It opens at step 1, the first deal; each step is one decision, drawn on the
-    live match's board (``matches.drawn_board``).
+    live match's board (``matches.ui.board_svg``).
     """
     m = get_object_or_404(Match.objects.select_related("player0", "player1"), pk=match_id)
     if not m.is_over:

@@ -7,7 +7,7 @@ class MatchesConfig(AppConfig):
     verbose_name = "Matches"
 
     def ready(self) -> None:
-        # services announces committed changes; these modules above it push them
+        # matches.play announces committed changes; these modules above it push them
         # (matches/signals.py explains why the arrows point this way).
         from matches.lobby import matchmaking as queue
         from matches.realtime import broadcast

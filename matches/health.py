@@ -5,7 +5,7 @@ One line per part, ``OK`` or what is wrong; HTTP 500 if any part is down:
 - ``Database``: a ``SELECT 1``;
 - ``Redis`` (with ``REDIS_URL``): a ping of the channel layer's Redis;
 - ``Worker`` (with the Celery sweeper): a Celery worker answers a ping;
-- ``Sweeper``: the deadline sweeper's last pass (``matches.sweeper``'s
+- ``Sweeper``: the deadline sweeper's last pass (``matches.clock.sweeper``'s
   heartbeat, once a second) is at most :data:`SWEEP_STALE_S` old.
 
 The web process answering proves the web tier. Nothing here names a host, a

@@ -1,7 +1,7 @@
 """Matches, their append-only event log, and casual invites.
 
 The ``Match`` row is the truth about a live match: the engine state as JSON
-plus a ``version`` that every change bumps. ``matches/services.py`` is the only
+plus a ``version`` that every change bumps. ``matches/play/`` is the only
 writer; it locks the row (``select_for_update``) for every change so that two
 frames, a timer and a worker can never interleave.
 """

@@ -1,7 +1,7 @@
 """Celery tasks (used when ``REDIS_URL`` is set).
 
 Deadlines are not tasks: the sweeper thread of every worker finds them in the
-database (``matches.sweeper``, started by ``SweeperStep`` in config/celery.py).
+database (``matches.clock.sweeper``, started by ``SweeperStep`` in config/celery.py).
 """
 
 from __future__ import annotations

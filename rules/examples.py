@@ -3,7 +3,7 @@
 The figures are the original rules page's (``shared/seed/``), which are also the
 rows of RULES §4's table: each is a layout built with the engine's ``Layout``
 from the placements listed here, and drawn by the live board's geometry
-(``matches.drawn_board``). The auction and clock examples run a real engine
+(``matches.ui.board_svg``). The auction and clock examples run a real engine
 match; the block examples use the engine's own settlement arithmetic.
 """
 

@@ -130,7 +130,7 @@ def pytest_make_collect_report(
 
 @pytest.fixture(autouse=True)
 def _match_threads_let_go() -> Iterator[None]:
-    """The web process's match threads keep their connections (matches/db.py): after
+    """The web process's match threads keep their connections (matches/play/db.py): after
     each test they give them back, so the test database can be flushed and dropped."""
     yield
     import sys

@@ -64,7 +64,7 @@ def frame_for(action: engine.Action, version: int | None = None) -> dict[str, An
     return frame
 
 
-# What a browser on this site sends with every WebSocket (matches/socket_auth.py).
+# What a browser on this site sends with every WebSocket (matches/realtime/socket_auth.py).
 SITE_HEADERS = [(b"host", b"localhost"), (b"origin", b"http://localhost")]
 
 
@@ -79,7 +79,7 @@ async def connect_lobby(user: Any) -> WebsocketCommunicator:
 
 @contextlib.contextmanager
 def capture_changes() -> Iterator[list[Change]]:
-    """Every change ``matches.services`` publishes (after its commit) while inside."""
+    """Every change ``matches.play`` publishes (after its commit) while inside."""
     seen: list[Change] = []
 
     def keep(sender: Any, change: Change, **kwargs: Any) -> None:
@@ -93,7 +93,7 @@ def capture_changes() -> Iterator[list[Change]]:
 
 
 class Tables:
-    """Make matches through ``matches.services``, act in them, and play them on."""
+    """Make matches through ``matches.play``, act in them, and play them on."""
 
     def ranked(self, a: Any, b: Any) -> Match:
         # The ranked queue's constructor, until a public one exists.

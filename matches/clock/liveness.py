@@ -26,7 +26,7 @@ address): players reach the web tier only through it.
 
 **Outages** (:func:`beat`). A process beating finds the newest beat of all web
 processes. If that is more than :data:`GAP_MS` old, nobody could receive
-frames in between: :func:`matches.services.credit_outage` gives that time back
+frames in between: :func:`matches.clock.outage.credit_outage` gives that time back
 to every waiting or live match (a running decision's clock, a start or
 continue window) — or voids a live match when the outage passed three
 minutes. The beat, the gap check and the credit are one transaction under the

@@ -14,7 +14,7 @@ Where it runs:
   (``SweeperStep`` in ``config/celery.py``); several workers share the work
   (``check_match`` skips a row another holds, and is idempotent);
 - in the embedded default, an asyncio task of the web process
-  (``matches.periodic``).
+  (``matches.realtime.periodic``).
 
 A deadline is enforced only once the web tier has proved it was receiving
 frames after it (``liveness.tier_alive_ms``): time in which nobody could send

@@ -1,7 +1,7 @@
 """Voiding after a service fault (RULES §8): by staff, from the admin.
 
 Outages of the web tier are found and given back to the players automatically
-(``matches.liveness``: the clocks are credited, so nobody pays for our
+(``matches.clock.liveness``: the clocks are credited, so nobody pays for our
 outage, and only an outage of more than three minutes voids a live match).
 What is left for people is the case no heartbeat can see: staff who know that
 a match's timing was unreliable void it from the admin (``Match`` → "Void

@@ -6,9 +6,9 @@ casual and unrated, and otherwise an ordinary match: the computer presses 開始
 and 次へ at once, and when it is to act the match's wake-up time is its pause
 (0.5–1.5 s, ``settings.COMPUTER_PAUSE_MS``).
 
-The deadline sweeper (``matches.sweeper``) finds that wake-up time like any
+The deadline sweeper (``matches.clock.sweeper``) finds that wake-up time like any
 deadline, so a computer whose process was restarted resumes by itself. It asks
-:func:`matches.services.computer_turn` for the computer seat's **view** (never
+:func:`matches.lobby.computer.computer_turn` for the computer seat's **view** (never
 the state), and :func:`dispatch` hands it on:
 
 - the decision is made in a separate process (``bots.decide``, up to ~300 ms

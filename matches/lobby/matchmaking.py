@@ -28,9 +28,9 @@ else that creates a match for a player (a rematch here; an invite should too)
 takes the same user-row lock first, so that check sees its committed match.
 Pairing runs right after every join commits (so a concurrent join is visible)
 and in a periodic sweep: ``matches.tasks.matchmaking_sweep`` every 2 s on Celery
-beat, or the embedded asyncio loop (``matches.periodic``).
+beat, or the embedded asyncio loop (``matches.realtime.periodic``).
 
-**Presence.** The lobby socket (``matches.lobby_consumer``) stamps
+**Presence.** The lobby socket (``matches.realtime.lobby_consumer``) stamps
 ``last_seen`` on connect, every 10 s while open, on ``ping`` frames and on
 disconnect. The sweep drops entries not seen for 30 s (:data:`PRESENCE_TIMEOUT`):
 a player whose lobby connection is gone for 30 s leaves the queue. It also drops

@@ -59,7 +59,7 @@ def seated(m: Match | None, user: Any) -> tuple[Match, list[int], engine.MatchSt
 def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
     """Apply one client frame, timed at ``received_at`` (epoch ms, stamped on arrival).
 
-    Rematch ops belong to ``matches.rematch.act_rematch`` (the consumer routes them).
+    Rematch ops belong to ``matches.lobby.rematch.act_rematch`` (the consumer routes them).
     """
     parsed = parse_frame(frame)
     op = parsed["op"]

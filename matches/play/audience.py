@@ -103,7 +103,7 @@ def _result(m: Match) -> dict[str, Any] | None:
 
 
 def rematch_block(m: Match) -> dict[str, Any] | None:
-    """The ``rematch`` entry of the view's ``match`` block (see ``matches.rematch``)."""
+    """The ``rematch`` entry of the view's ``match`` block (see ``matches.lobby.rematch``)."""
     if not m.is_over:
         return None
     try:

@@ -24,7 +24,7 @@ ENGINE_OPS = ("place", "bid", "accept", "decline", "resign", "reveal")
 PLATFORM_OPS = ("start", "continue", "flag", "sync")
 
 
-REMATCH_OPS = ("rematch", "rematch_accept", "rematch_decline")  # matches/rematch.py
+REMATCH_OPS = ("rematch", "rematch_accept", "rematch_decline")  # matches/lobby/rematch.py
 
 
 OPS = ENGINE_OPS + PLATFORM_OPS + REMATCH_OPS

@@ -104,7 +104,7 @@ def save_change(
 
 
 def publish(change: Change) -> None:
-    """Hand a committed change to whoever pushes it (``matches.broadcast``)."""
+    """Hand a committed change to whoever pushes it (``matches.realtime.broadcast``)."""
     match_changed.send(sender=Match, change=change)
 
 

@@ -107,7 +107,7 @@ class LayerSafe:
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes stale database connections before every handler, on a
         # thread hop per message. These consumers never touch the ORM on the
-        # loop: their database work runs on the match threads (matches/db.py).
+        # loop: their database work runs on the match threads (matches/play/db.py).
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")

@@ -2,7 +2,7 @@
 
 Each audience of a match has its own group (``match.<id>.seat0``, ``seat1``,
 ``device`` or ``watch``) and receives only its own frame, made once by
-``matches.services`` and carried as JSON text; a socket never gets a frame
+``matches.play`` and carried as JSON text; a socket never gets a frame
 meant for somebody else. Receivers of :data:`matches.signals.match_changed`
 (connected in ``MatchesConfig.ready``):
 

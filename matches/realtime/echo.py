@@ -36,7 +36,7 @@ class EchoConsumer(AsyncWebsocketConsumer):
         if not settings.BENCH_ECHO or not origin_allowed(self.scope):
             await refuse(self, CLOSE_FORBIDDEN)
             return
-        # Authenticated as the match sockets are (matches/socket_auth.py), on a match thread.
+        # Authenticated as the match sockets are (realtime/socket_auth.py), on a match thread.
         if await db.run(scope_user, self.scope) is None:
             await refuse(self, CLOSE_UNAUTHENTICATED)
             return

@@ -1,6 +1,6 @@
 """The lobby WebSocket (``/ws/lobby/``): the ranked queue's live view and presence.
 
-Thin like ``MatchConsumer``: every change goes through ``matches.queue``.
+Thin like ``MatchConsumer``: every change goes through ``matches.lobby.matchmaking``.
 
 Client → server (JSON): ``{"op": "join"}``, ``{"op": "leave"}``,
 ``{"op": "status"}`` and ``{"op": "ping"}`` (presence).

@@ -66,7 +66,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         broadcast.bind_loop(asyncio.get_running_loop())
-        periodic.ensure_started()  # heartbeats and, embedded, the sweeper: matches/periodic.py
+        periodic.ensure_started()  # heartbeats and, embedded, the sweeper: realtime/periodic.py
         if not origin_allowed(self.scope):
             await refuse(self, CLOSE_FORBIDDEN)
             return
@@ -165,7 +165,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     # --- sending ---------------------------------------------------------------
 
     async def match_frame(self, event: dict[str, Any]) -> None:
-        """A committed change, pushed by ``matches.broadcast`` to this socket's audience."""
+        """A committed change, pushed by ``realtime.broadcast`` to this socket's audience."""
         if event["version"] <= self.sent_version:
             return  # a full view of a newer version went out already
         if not self.html:

@@ -5,7 +5,7 @@ socket before it is accepted, which a browser sees as a failed HTTP handshake,
 not as the close codes docs/protocol.md promises; and they load the session on
 the process's one thread-sensitive thread. Here the consumers accept, then close
 with **4401** (not logged in) or **4403** (a foreign origin, or no seat), and
-the session is read on the database threads (``matches.db``).
+the session is read on the database threads (``matches.play.db``).
 
 **Origin.** A browser names the page that opened the socket. It must be this
 site: the same scheme, host and port as the socket itself (``ws`` ↔ ``http``,

@@ -140,7 +140,7 @@ REMATCH_OFFERED_AFTER = ("finished", "voided")
 
 
 def rematch_panel(view: dict[str, Any], me: int, server_now: Any) -> dict[str, Any] | None:
-    """The result panel's rematch part, from ``view["match"]["rematch"]`` (matches/rematch.py)."""
+    """The result panel's rematch part, from ``view["match"]["rematch"]`` (lobby/rematch.py)."""
     m = view["match"]
     rb = m.get("rematch")
     status = m.get("status")

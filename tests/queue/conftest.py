@@ -2,7 +2,7 @@
 
 alice, bob, carol and dave queue up; the outsider only watches. Ratings come
 from ``ratings`` in real play; here ``rate(user, 1600)`` sets what the queue
-reads (``matches.queue.rating_for``), since reaching a rating through rated play
+reads (``matches.lobby.matchmaking.rating_for``), since reaching a rating through rated play
 is the ratings tests' business. ``clock`` is a stopped ``time_machine`` clock
 that a test moves by hand.
 """

@@ -31,7 +31,7 @@ def embedded_default(settings: Any) -> Any:
 
 
 def say(m: Match, user: Any, op: str) -> Outcome:
-    """What the match socket does with ``op``: rematch ops go to ``matches.rematch``."""
+    """What the match socket does with ``op``: rematch ops go to ``matches.lobby.rematch``."""
     if op in REMATCH_OPS:
         return rematch.act_rematch(m.pk, user, op)
     version = Match.objects.get(pk=m.pk).version

@@ -1,4 +1,4 @@
-"""The board's geometry (matches/board.py) over many random legal layouts.
+"""The board's geometry (table/geometry.py) over many random legal layouts.
 
 Layouts come from the real engine: seeded matches played with random legal actions.
 """

@@ -1,8 +1,8 @@
 """After the match: rematch, replay and history links, voided matches (matches/_settlement.html).
 
 The views are real engine views of a match that ended by resignation, with the
-``match`` block that matches/services.py adds; its ``rematch`` entry is shaped as
-matches/rematch.py's ``rematch_block`` builds it. Japanese comes from the
+``match`` block that matches/play/ adds; its ``rematch`` entry is shaped as
+matches/lobby/rematch.py's ``rematch_block`` builds it. Japanese comes from the
 committed catalogue (locale/ja), so these tests also check that it is compiled.
 """
 

@@ -1,4 +1,4 @@
-"""The match page's HTML (matches/render.py, templates/matches/) for views from the engine."""
+"""The match page's HTML (matches/ui/, templates/matches/) for views from the engine."""
 
 from __future__ import annotations
 

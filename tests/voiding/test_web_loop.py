@@ -1,4 +1,4 @@
-"""The web process's background loop (matches/periodic.py): beats, and in the
+"""The web process's background loop (matches/realtime/periodic.py): beats, and in the
 embedded default also sweeps the queue and scans for faults."""
 
 from __future__ import annotations
