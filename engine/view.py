@@ -146,7 +146,9 @@ def view_for(
             "bid_step": BID_STEP,
             "costs": []
             if top is None
-            else [[a, bid_cost(s, seat, a)] for a in range(lo, top + 1, BID_STEP)],
+            else [
+                {"amount": a, "cost": bid_cost(s, seat, a)} for a in range(lo, top + 1, BID_STEP)
+            ],
         }
         v["min_bid"] = v["auction"]["min_bid"]
         v["max_bid"] = top

@@ -197,7 +197,7 @@ def _auction(view: dict[str, Any], players: list[dict[str, Any]]) -> dict[str, A
         out["discount"] = a.get("discount", 0)
         out["can_bid"] = a.get("max_bid") is not None
         # What each amount costs if accepted (the engine's arithmetic), for match.js.
-        out["costs_attr"] = " ".join(f"{amount}:{cost}" for amount, cost in a.get("costs") or [])
+        out["costs_attr"] = " ".join(f"{c['amount']}:{c['cost']}" for c in a.get("costs") or [])
         if bid is not None:
             out["accept_text"] = _("%(name)s pays %(cost)s") % {
                 "name": players[bid["player"]]["name"],
