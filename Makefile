@@ -59,7 +59,8 @@ run-services: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy --strict engine bots
+	$(VENV)/bin/mypy --strict engine bots table
+	$(VENV)/bin/lint-imports --no-cache
 
 test: $(STAMP)
 	bash scripts/ensure-programs.sh test

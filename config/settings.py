@@ -234,7 +234,7 @@ elif _database["ENGINE"] == "django.db.backends.postgresql":
         "max_idle": 60,
     }
 DATABASES = {"default": _database}
-# The web process's match threads (matches/db.py): PostgreSQL's row locks let
+# The web process's match threads (matches/play/db.py): PostgreSQL's row locks let
 # several matches write at once; SQLite serializes every write anyway.
 MATCH_DB_THREADS = envint(
     "MATCH_DB_THREADS", 1 if _database["ENGINE"] == "django.db.backends.sqlite3" else 4
@@ -278,15 +278,16 @@ if REDIS_URL:
         "default": redis_channel_layer(REDIS_URL, prefix=envstr("CHANNEL_LAYER_PREFIX", "asgi"))
     }
 else:
-    # Channels' in-memory layer, cleaning expired messages once a second (matches/layers.py).
-    CHANNEL_LAYERS = {"default": {"BACKEND": "matches.layers.InMemoryLayer"}}
+    # Channels' in-memory layer, cleaning expired messages once a second
+    # (matches/realtime/layers.py).
+    CHANNEL_LAYERS = {"default": {"BACKEND": "matches.realtime.layers.InMemoryLayer"}}
 
-# Where the deadline sweeper runs (matches/sweeper.py): in the web process
+# Where the deadline sweeper runs (matches/clock/sweeper.py): in the web process
 # ("web": the embedded default, one process) or in the Celery workers ("celery").
 MATCH_SWEEPER = envchoice("MATCH_SWEEPER", "celery" if REDIS_URL else "web", ("web", "celery"))
 if MATCH_SWEEPER == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("MATCH_SWEEPER=celery needs REDIS_URL (the Celery broker).")
-# Redis keys of the web tier's proof of life (matches/liveness.py).
+# Redis keys of the web tier's proof of life (matches/clock/liveness.py).
 LIVENESS_PREFIX = envstr("LIVENESS_PREFIX", "sb")
 # host:port players connect to when it is not the web process itself (the proxy):
 # a web process proves life only while that address accepts connections.
@@ -302,7 +303,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_ENABLE_UTC = True
 # Periodic tasks (`celery -A config beat`); the embedded default runs the same
-# jobs on the web process's asyncio loop (matches/periodic.py). A run that waited
+# jobs on the web process's asyncio loop (matches/realtime/periodic.py). A run that waited
 # longer than its period is dropped: the next one does the same work.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "matchmaking-sweep": {
@@ -333,7 +334,7 @@ BOT_TOKEN_ISSUE_RATE = envrate("BOT_TOKEN_ISSUE_RATE", "10/h")
 
 # --- Load harness --------------------------------------------------------------------
 
-# The echo baseline of `make bench-load` (matches/echo.py): a relay through one
+# The echo baseline of `make bench-load` (matches/realtime/echo.py): a relay through one
 # group_send at /ws/echo/<room>/. Off by default so that production does not expose it.
 BENCH_ECHO = envbool("BENCH_ECHO", False)
 
@@ -349,6 +350,25 @@ except ValueError:
     ) from None
 if not 0 <= COMPUTER_PAUSE_MS[0] <= COMPUTER_PAUSE_MS[1]:
     raise ImproperlyConfigured("COMPUTER_PAUSE_MS must be 0 <= lo <= hi.")
+
+# --- The match's times (RULES §7, §8) -----------------------------------------------
+
+# Every time a match obeys, read through matches/conf.py. Only tests change these
+# (a real match always uses the rules' numbers), so they are not read from the
+# environment.
+MATCH_MAIN_MS = 120_000  # main time per player
+MATCH_DELAY_MS = 10_000  # the delay before each decision's main time runs
+MATCH_START_WINDOW_MS = 60_000  # both press 開始 within this, or the match is aborted
+MATCH_CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
+# After an outage, the seat whose decision it cut is given the time until its socket
+# is back, up to this long (matches/clock/outage.py).
+OUTAGE_REJOIN_MS = 5_000
+# Tests only: the computer decides on a thread of the calling process instead of a
+# process of its own (matches/lobby/computer.py).
+COMPUTER_IN_PROCESS = False
+# The background loops of a web process (matches/realtime/periodic.py): off under
+# tests unless a test turns them on.
+MATCH_BACKGROUND = not TESTING
 
 # --- Deals -------------------------------------------------------------------------
 

@@ -13,9 +13,12 @@ The public surface:
 from .errors import IllegalAction
 from .match import (
     AUCTION,
+    BID_STEP,
     HAND_OVER,
+    LOG_SIZE,
     MATCH_OVER,
     PLAY,
+    SCORE_STEP,
     Action,
     ClockConfig,
     Deal,
@@ -33,6 +36,7 @@ from .match import (
     min_bid,
     new_match,
     next_hand,
+    points_for,
 )
 from .serialize import FORMAT, from_dict, to_dict
 from .tiles import ALL_TILES, Tile, normalize
@@ -41,10 +45,13 @@ from .view import event_for, snapshot, view_for
 __all__ = [
     "ALL_TILES",
     "AUCTION",
+    "BID_STEP",
     "FORMAT",
     "HAND_OVER",
+    "LOG_SIZE",
     "MATCH_OVER",
     "PLAY",
+    "SCORE_STEP",
     "Action",
     "ClockConfig",
     "Deal",
@@ -67,6 +74,7 @@ __all__ = [
     "new_match",
     "next_hand",
     "normalize",
+    "points_for",
     "snapshot",
     "to_dict",
     "view_for",

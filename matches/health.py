@@ -5,7 +5,7 @@ One line per part, ``OK`` or what is wrong; HTTP 500 if any part is down:
 - ``Database``: a ``SELECT 1``;
 - ``Redis`` (with ``REDIS_URL``): a ping of the channel layer's Redis;
 - ``Worker`` (with the Celery sweeper): a Celery worker answers a ping;
-- ``Sweeper``: the deadline sweeper's last pass (``matches.sweeper``'s
+- ``Sweeper``: the deadline sweeper's last pass (``matches.clock.sweeper``'s
   heartbeat, once a second) is at most :data:`SWEEP_STALE_S` old.
 
 The web process answering proves the web tier. Nothing here names a host, a
@@ -24,6 +24,8 @@ from django.utils import timezone
 from health_check.base import HealthCheck
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
+
+from matches import conf
 
 SWEEP_STALE_S = 5.0
 
@@ -78,9 +80,9 @@ class Sweeper(HealthCheck):
 class HealthView(HealthCheckView):
     def get_checks(self) -> Any:
         yield from super().get_checks()
-        if settings.REDIS_URL:
+        if conf.redis_url():
             yield Redis()
-        if getattr(settings, "MATCH_SWEEPER", "web") == "celery":
+        if conf.sweeper() == "celery":
             from health_check.contrib.celery import Ping
 
             from config.celery import app

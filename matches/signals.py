@@ -1,11 +1,11 @@
-"""What ``matches.services`` announces after a commit; the modules above it listen.
+"""What ``matches.play`` announces after a commit; the modules above it listen.
 
-``services`` is the bottom of ``matches/``: it never imports the modules that
-push to sockets or keep the ranked queue. Instead it sends these signals from
+``matches.play`` is the bottom of ``matches/``: it never imports the modules
+that push to sockets or keep the ranked queue. Instead it sends these signals from
 ``transaction.on_commit`` hooks, and those modules connect their receivers in
 ``MatchesConfig.ready`` (``matches/apps.py``).
 
-- :data:`match_changed` — ``change``: a :class:`matches.services.Change`, the
+- :data:`match_changed` — ``change``: a :class:`matches.play.audience.Change`, the
   match's new version with one ready-made state frame per audience. Sent only
   after the change is committed (a move is never seen before it is durable).
 - :data:`queue_left` — ``user_ids``: players taken out of the ranked queue

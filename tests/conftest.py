@@ -130,12 +130,12 @@ def pytest_make_collect_report(
 
 @pytest.fixture(autouse=True)
 def _match_threads_let_go() -> Iterator[None]:
-    """The web process's match threads keep their connections (matches/db.py): after
+    """The web process's match threads keep their connections (matches/play/db.py): after
     each test they give them back, so the test database can be flushed and dropped."""
     yield
     import sys
 
-    db = sys.modules.get("matches.db")  # only if a test used them
+    db = sys.modules.get("matches.play.db")  # only if a test used them
     if db is not None:
         db.close_connections()
 

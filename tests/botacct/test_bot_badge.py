@@ -72,9 +72,9 @@ def test_the_lobby_lists_a_waiting_match_with_the_badge(
 def test_the_invite_page_badges_a_bot_inviter(
     tables: Tables, robo: tuple[Any, str], bob: Any
 ) -> None:
-    from matches import services
+    from matches.lobby.invites import create_invite
 
-    code = services.create_invite(robo[0]).code
+    code = create_invite(robo[0]).code
     html = page(bob, f"/invites/{code}/")
     assert re.search(r'data-testid="inviter">robo<span class="bot-badge"', html)
 
