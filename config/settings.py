@@ -330,6 +330,8 @@ RATELIMIT_USE_CACHE = "ratelimit"
 # rotations per account: "count/period", period s, m, h or d ("120/m").
 BOT_TOKEN_RATE = envrate("BOT_TOKEN_RATE", "120/m")
 BOT_TOKEN_ISSUE_RATE = envrate("BOT_TOKEN_ISSUE_RATE", "10/h")
+# Accounts created per client address (an IPv6 address by its /64), accounts/signup_limit.py.
+SIGNUP_RATE = envrate("SIGNUP_RATE", "10/h")
 
 # --- Load harness --------------------------------------------------------------------
 
@@ -387,15 +389,19 @@ if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Log-in lockout (django-axes, accounts/lockout.py): 10 failed log-ins for one
-# username, or separately from one address, lock it for 15 minutes — the right
-# password too. The attempts live in the database, so every process agrees.
+# username from one address lock that (username, address) pair, and 50 from one
+# address whatever the names lock the address, for 15 minutes — the right
+# password too. The owner of a name, from another address, still logs in. The
+# attempts live in the database, so every process agrees.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses before any hashing
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = 10
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10)  # per (username, address)
+LOGIN_ADDRESS_FAILURE_LIMIT = envint("LOGIN_ADDRESS_FAILURE_LIMIT", 50)  # per address
 AXES_COOLOFF_TIME = timedelta(minutes=15)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "accounts.lockout.Handler"
 # Attempts during a lockout neither count nor push its end back: the time the
 # page promises holds.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False

@@ -40,6 +40,7 @@ from django.utils.translation import gettext_lazy as _
 
 import bots
 from accounts.models import COMPUTER_LEVELS
+from accounts.reserved import computer_account
 
 from . import services
 from .models import Match
@@ -56,17 +57,10 @@ _processes: Executor | None = None
 
 
 def account(level: int) -> Any:
-    """The account the computer plays with at ``level`` (made on first use)."""
+    """The account the computer plays with at ``level``: found by its level, never its name."""
     if level not in LEVELS:
         raise services.ServiceError("bad_request", str(_("There is no such level.")))
-    user, created = get_user_model().objects.get_or_create(
-        username=f"computer-{level}",
-        defaults={"is_bot": True, "computer_level": level},
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
+    return computer_account(level)
 
 
 def play(user: Any, level: int) -> Match:
