@@ -20,7 +20,8 @@ from tests.e2e.test_browser_match import Player, _visible
 WATCH = """
 window.__violations = [];
 document.addEventListener("securitypolicyviolation", (e) => {
-  window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`);
+  const where = `${e.sourceFile}:${e.lineNumber}`;
+  window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${where}`);
 });
 """
 
