@@ -23,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from config import secret_key
@@ -152,6 +153,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "health_check",
     "axes",
+    "csp",
     "accounts",
     "matches",
     "ratings",
@@ -160,6 +162,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy and Permissions-Policy headers (below, "Browser policies").
+    "csp.middleware.CSPMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -176,6 +181,51 @@ MIDDLEWARE = [
     # Last, as django-axes asks: turns a refused log-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+
+# --- Browser policies ---------------------------------------------------------------
+
+# Content-Security-Policy (django-csp): scripts, styles, images and sockets from
+# this site only. No inline script runs and no onclick= handler (page behaviour
+# is in static/js/); a script that must stay inline takes the request's nonce
+# (``{{ request.csp_nonce }}``). Inline style *attributes* stay allowed: the
+# board's size, a clock's bar, a replay's bar widths are computed per page as
+# style="--w: 40%"; a style attribute cannot run code. Pages may not be framed
+# (clickjacking) nor send forms elsewhere. 'self' covers the same host's ws://
+# and wss:// for the match and lobby sockets.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+# Permissions-Policy (django-permissions-policy): no page of ours uses the
+# camera, the microphone, the position or payment, so no page (nor anything
+# injected into one) may ask for them; full screen only for the site itself.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    "accelerometer": [],
+    "camera": [],
+    "display-capture": [],
+    "fullscreen": ["self"],
+    "geolocation": [],
+    "gyroscope": [],
+    "hid": [],
+    "idle-detection": [],
+    "magnetometer": [],
+    "microphone": [],
+    "payment": [],
+    "serial": [],
+    "usb": [],
+    "browsing-topics": [],
+}
 
 ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "config.asgi.application"
@@ -331,6 +381,8 @@ RATELIMIT_USE_CACHE = "ratelimit"
 # rotations per account: "count/period", period s, m, h or d ("120/m").
 BOT_TOKEN_RATE = envrate("BOT_TOKEN_RATE", "120/m")
 BOT_TOKEN_ISSUE_RATE = envrate("BOT_TOKEN_ISSUE_RATE", "10/h")
+# Accounts created per client address (an IPv6 address by its /64), accounts/signup_limit.py.
+SIGNUP_RATE = envrate("SIGNUP_RATE", "10/h")
 
 # --- Load harness --------------------------------------------------------------------
 
@@ -407,15 +459,19 @@ if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Log-in lockout (django-axes, accounts/lockout.py): 10 failed log-ins for one
-# username, or separately from one address, lock it for 15 minutes — the right
-# password too. The attempts live in the database, so every process agrees.
+# username from one address lock that (username, address) pair, and 50 from one
+# address whatever the names lock the address, for 15 minutes — the right
+# password too. The owner of a name, from another address, still logs in. The
+# attempts live in the database, so every process agrees.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses before any hashing
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = 10
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10)  # per (username, address)
+LOGIN_ADDRESS_FAILURE_LIMIT = envint("LOGIN_ADDRESS_FAILURE_LIMIT", 50)  # per address
 AXES_COOLOFF_TIME = timedelta(minutes=15)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "accounts.lockout.Handler"
 # Attempts during a lockout neither count nor push its end back: the time the
 # page promises holds.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False

@@ -140,6 +140,22 @@ def _match_threads_let_go() -> Iterator[None]:
         db.close_connections()
 
 
+@pytest.fixture(autouse=True)
+def _rate_limits_start_empty() -> None:
+    """Each test starts with no sign-ups or token calls counted (the ``ratelimit`` cache
+    is this process's memory in tests, kept between tests otherwise)."""
+    from django.conf import settings
+
+    if not settings.configured:  # a pytest run without Django (tests of the test rules)
+        return
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    cache = caches["ratelimit"]
+    if isinstance(cache, LocMemCache):  # never a shared Redis's flush
+        cache.clear()
+
+
 @pytest.fixture(scope="session")
 def require_postgres() -> None:
     """The test database is PostgreSQL and the server answers."""

@@ -42,6 +42,7 @@ from django.utils.translation import gettext_lazy as _
 import bots
 import engine
 from accounts.models import COMPUTER_LEVELS
+from accounts.reserved import computer_account
 from matches import conf
 from matches.models import Match, MatchEvent
 from matches.play import timing
@@ -64,17 +65,10 @@ _processes: Executor | None = None
 
 
 def account(level: int) -> Any:
-    """The account the computer plays with at ``level`` (made on first use)."""
+    """The account the computer plays with at ``level``: found by its level, never its name."""
     if level not in LEVELS:
         raise ServiceError("bad_request", str(_("There is no such level.")))
-    user, created = get_user_model().objects.get_or_create(
-        username=f"computer-{level}",
-        defaults={"is_bot": True, "computer_level": level},
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
+    return computer_account(level)
 
 
 def play(user: Any, level: int) -> Match:

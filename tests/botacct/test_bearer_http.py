@@ -204,9 +204,9 @@ def test_the_queue_service_refuses_a_bot_and_a_computer_player(db: Any) -> None:
     with pytest.raises(ServiceError) as e:
         queue.join(bot)
     assert e.value.code == "bot_not_ranked"
-    from tests.support import make_user
+    from accounts.reserved import computer_account
 
-    computer = make_user("cpu", computer_level=2)
+    computer = computer_account(2)  # the site's own (made by a migration)
     with pytest.raises(ServiceError) as e:
         queue.join(computer)
     assert e.value.code == "bot_not_ranked"
