@@ -48,7 +48,7 @@ from accounts.names import clean_guest_name
 from engine.layout import ALL_SIDES
 
 from .models import Invite, Match, MatchEvent, QueueEntry, RematchOffer
-from .signals import match_changed, queue_left
+from .signals import match_changed, match_starting, queue_left
 
 log = logging.getLogger(__name__)
 
@@ -677,6 +677,8 @@ def _waiting_op(
     state = engine.new_match(
         _deal(m, 0), now_ms=now, clock=match_clock(), handoff=m.kind == Match.Kind.SAME_DEVICE
     )
+    for _receiver, started in match_starting.send(sender=Match, match=m, state=state):
+        state = started or state  # an arena's berserk (matches/signals.py)
     m.status = Match.Status.LIVE
     m.started_at = timezone.now()
     m.ready = [False, False]
