@@ -102,7 +102,7 @@ def test_eight_bots_join_play_through_pairings_and_the_standings_add_up() -> Non
     history: dict[str, list[str]] = defaultdict(list)  # each bot's results, in order
     for _round in range(4):
         services.pairing_pass()  # what the periodic job runs every 2 s
-        for user, token in bots:
+        for _user, token in bots:
             detail = client().get(f"/api/tournaments/{arena_id}/", **bearer(token)).json()
             you = detail["you"]
             if you["match_id"] is None:
