@@ -331,6 +331,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 }
 # A waiting arena player whose page has been gone this long is paused (tournaments/).
 ARENA_PAUSE_GRACE_S = envint("ARENA_PAUSE_GRACE_S", 20)
+# After a match an arena player rests this long before the next pairing (0: none).
+ARENA_REST_S = envint("ARENA_REST_S", 6)
 
 # The bot tokens' rate limits (django-ratelimit, accounts/tokens.py) count in this
 # cache: Redis when there is one, so that every web process counts the same

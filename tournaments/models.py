@@ -103,6 +103,9 @@ class Entry(models.Model):
     # longer than the grace period, a waiting player is paused.
     last_seen = models.DateTimeField(default=timezone.now)
     joined_at = models.DateTimeField(default=timezone.now)
+    # Not paired again before this (a few seconds after a match ends): time to see
+    # the result and be back on the arena page for the next pairing.
+    free_at = models.DateTimeField(null=True, blank=True)
     final_rank = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:

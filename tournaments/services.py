@@ -28,7 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -41,9 +41,6 @@ from .pairing import Waiting, choose_pairs
 
 log = logging.getLogger(__name__)
 
-# A waiting player whose arena page (or bot) has not been seen for this long is
-# paused: never paired into a match they would lose by not pressing 開始.
-PAUSE_GRACE = timedelta(seconds=20)
 # No pairing starts in an arena's last minute: it could not finish in time.
 NO_PAIRING_LAST = timedelta(minutes=1)
 OVER = (Match.Status.FINISHED, Match.Status.ABORTED, Match.Status.VOIDED)
@@ -59,6 +56,11 @@ class ArenaError(Exception):
 
 def grace() -> timedelta:
     return timedelta(seconds=float(getattr(settings, "ARENA_PAUSE_GRACE_S", 20)))
+
+
+def rest() -> timedelta:
+    """How long after a match ends a player is left out of pairing (ARENA_REST_S)."""
+    return timedelta(seconds=float(getattr(settings, "ARENA_REST_S", 6)))
 
 
 # --- creating ------------------------------------------------------------------
@@ -244,7 +246,9 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
         entries = list(
             Entry.objects.filter(
                 arena=arena, state=Entry.State.ACTIVE, current_match__isnull=True
-            ).only("id", "user_id", "last_seen", "last_opponent_id")
+            )
+            .filter(Q(free_at__isnull=True) | Q(free_at__lte=now))
+            .only("id", "user_id", "last_seen", "last_opponent_id")
         )
         cutoff = now - grace()
         absent = [e for e in entries if e.last_seen < cutoff]
@@ -358,19 +362,12 @@ def settle_match_end(match_id: int) -> bool:
                 e.state = Entry.State.PAUSED if e.state == Entry.State.ACTIVE else e.state
             if e.current_match_id == m.pk:
                 e.current_match = None
-            # Back from a match: the grace period before a pause starts now.
+            # Back from a match: the grace period before a pause starts now, and a
+            # short rest before the next pairing (to see the result, get back).
             e.last_seen = max(e.last_seen, now)
-            e.save(
-                update_fields=[
-                    "points",
-                    "streak",
-                    "played",
-                    "wins",
-                    "state",
-                    "current_match",
-                    "last_seen",
-                ]
-            )
+            e.free_at = now + rest()
+            fields = ["points", "streak", "played", "wins", "state", "current_match"]
+            e.save(update_fields=[*fields, "last_seen", "free_at"])
         p.settled, p.counted, p.points = True, counted, points
         p.save(update_fields=["settled", "counted", "points"])
         _bump(arena)

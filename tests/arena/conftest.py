@@ -21,6 +21,7 @@ from tournaments.models import Arena, Entry
 
 @pytest.fixture(autouse=True)
 def embedded_default(settings: Any) -> Any:
+    settings.ARENA_REST_S = 0  # paired again at once (one test restores the rest)
     return use_embedded_default(settings)
 
 

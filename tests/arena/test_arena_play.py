@@ -113,6 +113,22 @@ def test_the_same_opponent_again_only_when_nobody_else_waits(arena: Arena, table
     assert current(arena, b) is None
 
 
+def test_after_a_match_players_rest_before_the_next_pairing(
+    arena: Arena, tables: Tables, settings: Any, clock: Any
+) -> None:
+    settings.ARENA_REST_S = 6
+    a, b = players(2)
+    arena.starts_at = timezone.now() - timedelta(minutes=1)
+    arena.save()
+    join_all(arena, [a, b])
+    services.pair_arena(arena.pk)
+    win(tables, current(arena, a), a)
+    clock.shift(5)
+    assert services.pair_arena(arena.pk).paired == []  # still resting
+    clock.shift(2)
+    assert len(services.pair_arena(arena.pk).paired) == 1
+
+
 def test_an_absent_player_is_paused_never_paired(arena: Arena, settings: Any) -> None:
     a, b, c = players(3)
     join_all(arena, [a, b, c])

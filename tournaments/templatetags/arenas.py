@@ -11,7 +11,7 @@ from ..standings import arenas_of, best_rank
 
 register = template.Library()
 
-BACK_AFTER_S = 5
+BACK_AFTER_S = 3  # less than services.rest(): back before the next pairing
 
 
 @register.inclusion_tag("tournaments/_match_bar.html", takes_context=True)
