@@ -1,7 +1,7 @@
 """Reading arenas: the standings table, one player's own state, the lists.
 
 Ranks are places in the order points, then rating at join, then who joined
-first: every player has a distinct rank (1, 2, 3 ...), so the podium is fixed.
+first (the table shows each player's rating now): every player has a distinct rank (1, 2, 3 ...), so the podium is fixed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def row_of(rank: int, e: dict[str, Any]) -> dict[str, Any]:
     return {
         "rank": rank,
         "username": e["user__username"],
-        "rating": e["rating"],
+        # The rating now (a rated arena's matches move it), else the one at join.
+        "rating": e.get("user__player_rating__rating") or e["rating"],
         "points": e["points"],
         "streak": e["streak"],
         "fire": on_fire(e["streak"]),
@@ -41,6 +42,7 @@ def rows(arena_id: int) -> list[dict[str, Any]]:
         .order_by("-points", "-rating", "joined_at", "id")
         .values(
             "user__username",
+            "user__player_rating__rating",
             "rating",
             "points",
             "streak",

@@ -219,13 +219,19 @@
             }
           });
       });
-      // Berserk is chosen before 開始 completes: once the match runs, the button goes.
+      // Berserk is chosen at 開始: the button stands next to the start overlay's 開始
+      // button (put back whenever a push redraws the overlay), and goes once the
+      // match runs.
       var watch = setInterval(function () {
-        if (!document.querySelector("[data-testid=op-start]")) {
+        var start = document.querySelector("[data-testid=op-start]");
+        if (!start) {
           if (bar.dataset.berserk !== "1") berserk.hidden = true;
+          else bar.appendChild(berserk);
           clearInterval(watch);
+          return;
         }
-      }, 500);
+        if (berserk.nextElementSibling !== start) start.parentNode.insertBefore(berserk, start);
+      }, 200);
     }
   }
   if (page) startClock();
