@@ -259,17 +259,21 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
         present = [e for e in entries if e.last_seen >= cutoff]
         if len(present) < 2:
             return result
-        busy = match_services.busy_user_ids([e.user_id for e in present])
+        # Every candidate's user row at once, never waiting for one (a player being
+        # put into a match elsewhere right now is simply left for the next pass);
+        # then, under those locks, who has a waiting or live match anywhere.
+        users = match_services.lock_users([e.user_id for e in present], skip_locked=True)
+        busy = match_services.busy_user_ids(list(users))
         t0 = time.perf_counter()
         rank = {uid: i for i, uid in enumerate(standings_order(arena.pk), 1)}
-        by_user = {e.user_id: e for e in present if e.user_id not in busy}
+        by_user = {e.user_id: e for e in present if e.user_id in users and e.user_id not in busy}
         pairs = choose_pairs(
             [Waiting(uid, rank.get(uid, 10**6), e.last_opponent_id) for uid, e in by_user.items()]
         )
         result.choose_ms = (time.perf_counter() - t0) * 1000
         kind = Match.Kind.RANKED if arena.rated else Match.Kind.CASUAL
         for a, b in pairs:
-            m = _make_match(arena, kind, by_user[a.user_id], by_user[b.user_id])
+            m = _make_match(arena, kind, by_user[a.user_id], by_user[b.user_id], users)
             if m is not None:
                 result.paired.append(m.pk)
         if result.paired:
@@ -279,25 +283,23 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
     return result
 
 
-def _make_match(arena: Arena, kind: str, a: Entry, b: Entry) -> Match | None:
-    """A match for two waiting entries, made the way every match is; None if one is busy."""
+def _make_match(
+    arena: Arena, kind: str, a: Entry, b: Entry, users: dict[int, Any]
+) -> Match | None:
+    """A match for two waiting entries (their user rows locked), made the way every
+    match is: ``claim_players`` checks them again and takes them out of the ranked
+    queue. None if one is busy after all (nothing was written then)."""
+    p0, p1 = users[a.user_id], users[b.user_id]
+    if secrets.randbelow(2):
+        p0, p1 = p1, p0
     try:
-        with transaction.atomic():  # a savepoint: a refused pair leaves nothing behind
-            users = match_services.lock_users([a.user_id, b.user_id], skip_locked=True)
-            if len(users) < 2:
-                return None  # someone holds a user row: the next pass tries again
-            if match_services.busy_user_ids([a.user_id, b.user_id]):
-                return None
-            p0, p1 = users[a.user_id], users[b.user_id]
-            if secrets.randbelow(2):
-                p0, p1 = p1, p0
-            match_services.claim_players([p0, p1])
-            m = match_services.new_match(kind, p0, p1)
-            Pairing.objects.create(arena=arena, match=m, user0=p0, user1=p1, berserk=[False, False])
-            Entry.objects.filter(pk=a.pk).update(current_match=m, last_opponent_id=b.user_id)
-            Entry.objects.filter(pk=b.pk).update(current_match=m, last_opponent_id=a.user_id)
+        match_services.claim_players([p0, p1])  # refuses before writing anything
     except match_services.ServiceError:
         return None
+    m = match_services.new_match(kind, p0, p1)
+    Pairing.objects.create(arena=arena, match=m, user0=p0, user1=p1, berserk=[False, False])
+    Entry.objects.filter(pk=a.pk).update(current_match=m, last_opponent_id=b.user_id)
+    Entry.objects.filter(pk=b.pk).update(current_match=m, last_opponent_id=a.user_id)
     push.paired_after_commit(arena.pk, m.pk, [a.user_id, b.user_id])
     return m
 
