@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     from matches import services as match_services
     from matches.models import Match
     from tournaments import consumers, services, standings
-    from tournaments.models import Arena, Entry, Pairing
+    from tournaments.models import Entry, Pairing
     from tournaments.pairing import Waiting, choose_pairs
 
     User = get_user_model()  # noqa: N806
@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> None:
     users = list(User.objects.filter(username__startswith="arenabench").order_by("id"))
     arena = services.create_arena("bench", 60, timezone.now() - timedelta(minutes=5), False)
     Entry.objects.bulk_create(
-        [Entry(arena=arena, user=u, rating=1200 + (i * 37) % 600, points=(i * 7) % 23)
-         for i, u in enumerate(users)]
+        [
+            Entry(arena=arena, user=u, rating=1200 + (i * 37) % 600, points=(i * 7) % 23)
+            for i, u in enumerate(users)
+        ]
     )
     # The players not waiting sit in one placeholder match (the pass only skips them).
     holder = match_services.new_match(Match.Kind.CASUAL, users[0], users[1])

@@ -244,9 +244,7 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
         if arena.phase(now) != "running" or now >= arena.ends_at - NO_PAIRING_LAST:
             return result
         entries = list(
-            Entry.objects.filter(
-                arena=arena, state=Entry.State.ACTIVE, current_match__isnull=True
-            )
+            Entry.objects.filter(arena=arena, state=Entry.State.ACTIVE, current_match__isnull=True)
             .filter(Q(free_at__isnull=True) | Q(free_at__lte=now))
             .only("id", "user_id", "last_seen", "last_opponent_id")
         )
@@ -283,9 +281,7 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
     return result
 
 
-def _make_match(
-    arena: Arena, kind: str, a: Entry, b: Entry, users: dict[int, Any]
-) -> Match | None:
+def _make_match(arena: Arena, kind: str, a: Entry, b: Entry, users: dict[int, Any]) -> Match | None:
     """A match for two waiting entries (their user rows locked), made the way every
     match is: ``claim_players`` checks them again and takes them out of the ranked
     queue. None if one is busy after all (nothing was written then)."""

@@ -1,7 +1,8 @@
 """Reading arenas: the standings table, one player's own state, the lists.
 
 Ranks are places in the order points, then rating at join, then who joined
-first (the table shows each player's rating now): every player has a distinct rank (1, 2, 3 ...), so the podium is fixed.
+first (the table shows each player's rating now): every player has a distinct
+rank (1, 2, 3 ...), so the podium is fixed.
 """
 
 from __future__ import annotations
