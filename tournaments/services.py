@@ -251,7 +251,10 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
         cutoff = now - grace()
         absent = [e for e in entries if e.last_seen < cutoff]
         if absent:
-            Entry.objects.filter(pk__in=[e.pk for e in absent]).update(state=Entry.State.PAUSED)
+            # Still absent at the write: a page that came back meanwhile keeps its place.
+            Entry.objects.filter(pk__in=[e.pk for e in absent], last_seen__lt=cutoff).update(
+                state=Entry.State.PAUSED
+            )
             result.paused = [e.user_id for e in absent]
             _bump(arena)
         present = [e for e in entries if e.last_seen >= cutoff]
