@@ -264,6 +264,8 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
         # put into a match elsewhere right now is simply left for the next pass);
         # then, under those locks, who has a waiting or live match anywhere.
         users = match_services.lock_users([e.user_id for e in present], skip_locked=True)
+        if arena.rated:  # an account that became a bot since joining plays casual only
+            users = {uid: u for uid, u in users.items() if not u.plays_as_bot}
         busy = match_services.busy_user_ids(list(users))
         t0 = time.perf_counter()
         rank = {uid: i for i, uid in enumerate(standings_order(arena.pk), 1)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Min, Q, Window
 from django.utils import timezone
 
 from .models import Arena, Entry
@@ -105,21 +105,17 @@ def you(arena_id: int, user_id: int) -> dict[str, Any] | None:
     }
 
 
-def arenas_of(user: Any) -> list[dict[str, Any]]:
-    """The arenas a player took part in, newest first, with their best (final) rank."""
-    out = []
-    for e in (
-        Entry.objects.filter(user=user).select_related("arena").order_by("-arena__starts_at")[:50]
-    ):
-        out.append({"arena": e.arena, "points": e.points, "played": e.played, "rank": e.final_rank})
-    return out
-
-
-def best_rank(user: Any) -> int | None:
-    ranks = [
-        r
-        for r in Entry.objects.filter(user=user, final_rank__isnull=False).values_list(
-            "final_rank", flat=True
-        )
-    ]
-    return min(ranks) if ranks else None
+def arenas_of(user: Any) -> tuple[list[dict[str, Any]], int | None]:
+    """The arenas a player took part in (newest first, 50 at most) and their best
+    final rank over all of them: one query (the best is a window over every row)."""
+    rows = list(
+        Entry.objects.filter(user=user)
+        .select_related("arena")
+        .annotate(best=Window(expression=Min("final_rank")))
+        .order_by("-arena__starts_at")[:50]
+    )
+    best = rows[0].best if rows else None
+    return [
+        {"arena": e.arena, "points": e.points, "played": e.played, "rank": e.final_rank}
+        for e in rows
+    ], best

@@ -250,6 +250,13 @@ def test_bot_accounts_play_casual_arenas_only(transactional_db: Any) -> None:
     services.join(casual.pk, make_user("human"))
     (mid,) = services.pair_arena(casual.pk).paired
     assert Match.objects.get(pk=mid).kind == Match.Kind.CASUAL
+    # A player who turns their account into a bot after joining a rated arena is
+    # not paired there any more.
+    a, b = players(2)
+    for u in (a, b):
+        services.join(rated.pk, u)
+    type(a).objects.filter(pk=a.pk).update(is_bot=True)
+    assert services.pair_arena(rated.pk).paired == []
 
 
 def test_rated_arena_matches_change_ratings_like_any(arena: Arena, tables: Tables) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 
 from ..models import Pairing
-from ..standings import arenas_of, best_rank
+from ..standings import arenas_of
 
 register = template.Library()
 
@@ -43,4 +43,5 @@ def arena_bar(context: dict[str, Any], match: Any) -> dict[str, Any]:
 
 @register.inclusion_tag("tournaments/_profile.html")
 def arenas_played(user: Any) -> dict[str, Any]:
-    return {"entries": arenas_of(user), "best": best_rank(user)}
+    entries, best = arenas_of(user)
+    return {"entries": entries, "best": best}
