@@ -93,6 +93,8 @@ def test_two_players_join_are_paired_play_and_see_the_standings_move(
         for name, page in pages.items():
             sign_up(page, name)
             page.click("[data-testid=lobby-arenas-link]")
+            page.wait_for_selector("[data-testid=arena-list]")
+            _fits(page)
             page.click(f"[data-testid=arenas-running] [data-arena='{arena_id}'] a")
             page.wait_for_selector("[data-testid=arena-countdown]")
             assert page.locator("[data-testid=arena-countdown-label]").inner_text() == "終了まで"
