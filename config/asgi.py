@@ -21,6 +21,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 import matches.realtime.routing  # noqa: E402
+import tournaments.routing  # noqa: E402
 from config import daphne_close  # noqa: E402
 from config.throttle import PasswordThrottle  # noqa: E402
 
@@ -41,6 +42,9 @@ if settings.PASSWORD_THROTTLE_DELAY_MS:
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": URLRouter(matches.realtime.routing.websocket_urlpatterns),
+        "websocket": URLRouter(
+            matches.realtime.routing.websocket_urlpatterns
+            + tournaments.routing.websocket_urlpatterns
+        ),
     }
 )

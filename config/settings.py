@@ -158,6 +158,7 @@ INSTALLED_APPS = [
     "matches",
     "ratings",
     "history",
+    "tournaments",
 ]
 
 MIDDLEWARE = [
@@ -361,7 +362,28 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": 2.0,
         "options": {"expires": 2.0},
     },
+    # Arenas (tournaments/tasks.py): pairing every 2 s, standings pushed at most once a
+    # second, the hourly and evening arenas made ahead every minute.
+    "arena-pairing": {
+        "task": "tournaments.tasks.arena_pairing",
+        "schedule": 2.0,
+        "options": {"expires": 2.0},
+    },
+    "arena-standings": {
+        "task": "tournaments.tasks.arena_standings",
+        "schedule": 1.0,
+        "options": {"expires": 1.0},
+    },
+    "arena-schedule": {
+        "task": "tournaments.tasks.arena_schedule",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
 }
+# A waiting arena player whose page has been gone this long is paused (tournaments/).
+ARENA_PAUSE_GRACE_S = envint("ARENA_PAUSE_GRACE_S", 20)
+# After a match an arena player rests this long before the next pairing (0: none).
+ARENA_REST_S = envint("ARENA_REST_S", 6)
 
 # The bot tokens' rate limits (django-ratelimit, accounts/tokens.py) count in this
 # cache: Redis when there is one, so that every web process counts the same

@@ -7,9 +7,11 @@ The public surface:
 - ``apply``, ``expire``, ``deadline``, ``credit``, ``legal_actions``, ``forced_action`` —
   play it, with time passed in as integer milliseconds;
 - ``view_for``, ``snapshot`` — what a seat (or a spectator) may see;
+- ``berserk``, ``can_berserk`` — an arena player halving its own main time;
 - ``to_dict``, ``from_dict`` — exact JSON-compatible storage.
 """
 
+from .berserk import berserk, berserk_main_ms, can_berserk
 from .errors import IllegalAction
 from .match import (
     AUCTION,
@@ -60,7 +62,10 @@ __all__ = [
     "MatchState",
     "Tile",
     "apply",
+    "berserk",
+    "berserk_main_ms",
     "bid_cost",
+    "can_berserk",
     "clocks_at",
     "credit",
     "deadline",

@@ -8,6 +8,10 @@ that push to sockets or keep the ranked queue. Instead it sends these signals fr
 - :data:`match_changed` — ``change``: a :class:`matches.play.audience.Change`, the
   match's new version with one ready-made state frame per audience. Sent only
   after the change is committed (a move is never seen before it is durable).
+- :data:`match_starting` — ``match``, ``state``: sent inside the transaction
+  in which both pressed 開始, with the first engine state; a receiver may
+  return a replacement state (the arena's berserk halves a seat's main time
+  before any clock runs, ``tournaments``).
 - :data:`queue_left` — ``user_ids``: players taken out of the ranked queue
   because they now have a match (their lobby pages must be told).
 """
@@ -15,4 +19,5 @@ that push to sockets or keep the ranked queue. Instead it sends these signals fr
 from django.dispatch import Signal
 
 match_changed = Signal()
+match_starting = Signal()
 queue_left = Signal()

@@ -26,6 +26,7 @@ from matches.play.errors import ServiceError, illegal_message
 from matches.play.frames import IDEMPOTENT_OPS, REMATCH_OPS, parse_frame
 from matches.play.store import locked_match, save_change
 from matches.play.timing import computer_ready, rejoin_until
+from matches.signals import match_starting
 
 
 @dataclass
@@ -119,6 +120,8 @@ def _waiting_op(
     state = engine.new_match(
         _deal(m, 0), now_ms=now, clock=conf.match_clock(), handoff=m.kind == Match.Kind.SAME_DEVICE
     )
+    for _receiver, started in match_starting.send(sender=Match, match=m, state=state):
+        state = started or state  # an arena's berserk (matches/signals.py)
     m.status = Match.Status.LIVE
     m.started_at = timezone.now()
     m.ready = [False, False]

@@ -6,7 +6,8 @@
   outage detection;
 - in the embedded default (``MATCH_SWEEPER = "web"``: no Celery) also what the
   Celery worker and beat do otherwise: the deadline **sweeper**, its
-  housekeeping, and the ranked queue's sweep every 2 s.
+  housekeeping, the ranked queue's sweep every 2 s, and the arenas' jobs
+  (``tournaments.periodic``).
 
 Started by the server runner (``config/serve.py``) when the process starts,
 and otherwise by the first WebSocket (``ensure_started``): Channels has no
@@ -69,6 +70,9 @@ def ensure_started() -> None:
         _tasks.append(loop.create_task(_sweep()))
         _tasks.append(loop.create_task(_every(sweeper.HOUSEKEEPING_S, sweeper.housekeeping)))
         _tasks.append(loop.create_task(_every(QUEUE_SWEEP_S, queue.sweep)))
+        from tournaments.periodic import jobs as arena_jobs  # arenas: pairing, pushes, schedule
+
+        _tasks.extend(loop.create_task(_every(period, job)) for period, job in arena_jobs())
 
 
 async def stop() -> None:
