@@ -28,6 +28,7 @@ SERVE_PORT := $(or $(PORT),8000)
 # first run in var/.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Spectacular Bid is running on http://$(SERVE_HOST):$(SERVE_PORT)"
 	$(PY) -m config.serve --host $(SERVE_HOST) --port $(SERVE_PORT)
 

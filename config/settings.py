@@ -160,6 +160,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Hashed static files, compressed ahead of time and cached for a year (whitenoise).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Compresses only responses that carry no secret (config/compression.py: BREACH).
+    "config.compression.SafeGZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -438,10 +442,21 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(envstr("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-# Daphne serves no files of its own: config/asgi.py puts Django's static-files
-# handler in front of the HTTP app while this is on. Turn it off when a reverse
-# proxy serves STATIC_ROOT (after `manage.py collectstatic`).
+# WhiteNoise serves STATIC_ROOT (filled by `manage.py collectstatic`, which `make run`,
+# the release step and the test suite run) under content-hashed names, gzipped ahead of
+# time and cached for a year (immutable). SERVE_STATIC=false when a reverse proxy
+# serves STATIC_ROOT instead.
 SERVE_STATIC = envbool("SERVE_STATIC", True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "config.static_storage.StaticStorage"},
+}
+# Files not collected are still served, from the source folders (config/static_storage.py);
+# with DEBUG on (`make dev`) they are looked up on every request, so edits show at once.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+if not SERVE_STATIC:
+    MIDDLEWARE.remove("whitenoise.middleware.WhiteNoiseMiddleware")
 
 # --- Logging -------------------------------------------------------------------------------
 

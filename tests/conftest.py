@@ -140,6 +140,15 @@ def _match_threads_let_go() -> Iterator[None]:
         db.close_connections()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _static_collected() -> None:
+    """Static files collected once per run, as `make run` does, so that pages name the
+    hashed files of this checkout (never a stale manifest's) and WhiteNoise serves them."""
+    from django.core.management import call_command
+
+    call_command("collectstatic", interactive=False, verbosity=0)
+
+
 @pytest.fixture(scope="session")
 def require_postgres() -> None:
     """The test database is PostgreSQL and the server answers."""
