@@ -423,7 +423,8 @@ GC_THRESHOLD = envthreshold("GC_THRESHOLD", (20_000, 20, 10))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    # Django's rule with plainer words (accounts/passwords.py).
+    {"NAME": "accounts.passwords.PlainMinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]

@@ -29,6 +29,8 @@ from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup, escape
 
+from accounts.display import computer_name, rating_text
+
 from . import board
 
 # The fragment templates (Jinja2, templates/matches/live/), in page order; each
@@ -292,13 +294,20 @@ def _seat_of(view: dict[str, Any]) -> tuple[int, bool]:
 
 
 def _computer_label(m: dict[str, Any], seat: int) -> str | None:
-    """``🤖 中級`` at the seat the site's computer plays, else ``None``."""
-    from accounts.models import COMPUTER_LEVELS
-
+    """``🤖`` at the seat the site's computer plays (its level is in its name), else ``None``."""
     c = m.get("computer")
     if not c or c.get("seat") != seat:
         return None
-    return f"🤖 {COMPUTER_LEVELS.get(c.get('level'), '')}"
+    return "🤖"
+
+
+def _shown_name(m: dict[str, Any], seat: int, name: str) -> str:
+    """The name people read at ``seat``: コンピューター（初級） for the computer's seat
+    (its account stays ``computer-1``)."""
+    c = m.get("computer")
+    if c and c.get("seat") == seat and c.get("level"):
+        return computer_name(c["level"])
+    return name or _("Player %(n)s") % {"n": seat + 1}
 
 
 def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
@@ -320,9 +329,9 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
         out.append(
             {
                 "seat": s,
-                "name": names[s] or _("Player %(n)s") % {"n": s + 1},
-                # "1520?" while provisional; a same-device guest has none.
-                "rating": rating.get("display") if isinstance(rating, dict) else None,
+                "name": _shown_name(m, s, names[s]),
+                # 1520（暫定） while provisional; a same-device guest has none.
+                "rating": rating_text(rating.get("display")) if isinstance(rating, dict) else None,
                 "bot": bool((m.get("bots") or [False, False])[s]),
                 "computer": _computer_label(m, s),
                 "is_me": s == me,
@@ -435,8 +444,11 @@ def _last_score(view: dict[str, Any]) -> tuple[str | None, int]:
         ):
             if not ev.get("score"):
                 return None, 0
-            names = view["match"].get("names") or ["", ""]
-            return seat_name(names, ev.get("player")) or None, int(ev["score"])
+            m = view["match"]
+            names = m.get("names") or ["", ""]
+            seat = ev.get("player")
+            shown = _shown_name(m, seat, seat_name(names, seat)) if seat in (0, 1) else None
+            return shown, int(ev["score"])
     return None, 0
 
 
@@ -551,7 +563,19 @@ def _hand(view: dict[str, Any]) -> dict[str, Any] | None:
         "my_turn": my_turn,
         "pips": sum(int(a) + int(b) for a, b in view["hand"]),
         "must_place": None if must is None else tile_label(must),
+        "opening": _opening(view, tiles) if my_turn else None,
     }
+
+
+def _opening(view: dict[str, Any], tiles: list[dict[str, Any]]) -> str | None:
+    """On the opener's own screen: ``"free"`` when any tile may open (after an auction),
+    the one tile's label when the opening is forced, ``None`` once the table has tiles."""
+    if view.get("layout"):
+        return None
+    playable = [t for t in tiles if t["playable"]]
+    if len(playable) == 1 and len(tiles) > 1:
+        return str(playable[0]["label"])
+    return "free"
 
 
 def _auction(view: dict[str, Any], players: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -819,6 +843,12 @@ def _result(view: dict[str, Any], players: list[dict[str, Any]], me: int, own: b
         headline = _("%(name)s wins") % {"name": names[w]}
         if own and m.get("kind") != "same_device":
             headline = _("You win") if w == me else _("You lose")
+            if w != me:  # on your own screen: あなたが投了しました, not your name
+                reason = {
+                    "balance": _("Your balance reached 0"),
+                    "time": _("You ran out of time"),
+                    "resign": _("You resigned"),
+                }.get(end or "", reason)
     elif end == "void" or m.get("status") == "voided":
         # 中止 (レーティング結果なし); the stored reason is English source text, shown translated.
         headline = _("Match voided (no rating result)")
@@ -847,7 +877,7 @@ def _rating_changes(m: dict[str, Any], players: list[dict[str, Any]]) -> list[di
                 "name": players[s]["name"],
                 "delta": int(d),
                 "delta_text": f"+{d}" if d > 0 else f"\u2212{-d}" if d < 0 else "±0",
-                "before": r.get("display"),
+                "before": rating_text(r.get("display")),
                 "after": None if before is None else int(before) + int(d),
             }
         )
