@@ -442,6 +442,12 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    # Hashed names back to their sources, for finder-based servers (config/static_storage.py).
+    "config.static_storage.HashedNameFinder",
+]
 STATIC_ROOT = Path(envstr("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 # WhiteNoise serves STATIC_ROOT (filled by `manage.py collectstatic`, which `make run`,
 # the release step and the test suite run) under content-hashed names, gzipped ahead of
