@@ -47,6 +47,7 @@ import engine
 from accounts.names import clean_guest_name
 from engine.layout import ALL_SIDES
 
+from . import invite_wait
 from .models import Invite, Match, MatchEvent, QueueEntry, RematchOffer
 from .signals import match_changed, queue_left
 
@@ -493,6 +494,9 @@ def accept_invite(code: str, user: Any) -> Match:
         raise ServiceError("invite_expired", _("This invite has expired."))
     claim_players([user, inv.creator])
     m = new_match(Match.Kind.CASUAL, inv.creator, user)
+    # The creator may have stepped away: a longer start window (matches/invite_wait.py).
+    invite_wait.lengthen_start_window(m, now_ms())
+    m.save(update_fields=["ready_deadline_ms", "wake_at_ms"])
     inv.status = Invite.Status.ACCEPTED
     inv.accepted_by = user
     inv.match = m
@@ -837,6 +841,7 @@ def _abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:
     m.finished_at = timezone.now()
     m.ready_deadline_ms = None
     events.append({"type": "aborted", "t": now})
+    invite_wait.reopen_called_off_invite(m)  # a call-off never uses up the link
 
 
 _ILLEGAL_MESSAGES = {
