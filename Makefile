@@ -64,6 +64,7 @@ check: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure-programs.sh test
+	bash scripts/ensure-node-tools.sh
 	$(MAKE) check
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" TEST_REDIS_URL="$(TEST_REDIS_URL)" \
 	$(PY) -m pytest
