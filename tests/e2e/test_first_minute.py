@@ -29,7 +29,7 @@ class Thumb:
         box = target.bounding_box()
         assert box is not None, what
         assert self.page.evaluate("scrollY") == 0, f"the page was scrolled before: {what}"
-        assert 0 <= box["y"] and box["y"] + box["height"] <= PHONE["height"], (
+        assert box["y"] >= 0 and box["y"] + box["height"] <= PHONE["height"], (
             f"{what} is not on the first screen: {box}"
         )
         # Playwright would scroll to a target below the fold; the check above forbids it.

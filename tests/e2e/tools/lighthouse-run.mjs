@@ -6,8 +6,14 @@
 // audited in turn against it, so the whole run costs one browser start. Prints one JSON
 // object: for each page its four category scores (0-100) and, for any category below 100,
 // the audits that cost it points.
+//
+// A logged-in page gets its cookies in the browser's own jar (not as an extra header,
+// which Chromium drops as soon as the jar holds a cookie for the site). So Lighthouse's
+// own storage reset, which would clear them, is off, and each run starts instead from an
+// empty cache, no service worker and only its own cookies.
 import * as chromeLauncher from "chrome-launcher";
 import lighthouse from "lighthouse";
+import puppeteer from "puppeteer-core";
 
 const args = JSON.parse(process.argv[2]);
 const CATEGORIES = ["performance", "accessibility", "best-practices", "seo"];
@@ -16,17 +22,35 @@ const chrome = await chromeLauncher.launch({
   chromePath: args.chrome,
   chromeFlags: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
 });
+const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${chrome.port}` });
 const out = {};
 try {
   for (const page of args.pages) {
+    const tab = await browser.newPage();
+    const cdp = await tab.createCDPSession();
+    const origin = new URL(page.url).origin;
+    await cdp.send("Network.clearBrowserCookies");
+    await cdp.send("Network.clearBrowserCache");
+    await cdp.send("Storage.clearDataForOrigin", {
+      origin,
+      storageTypes: "local_storage,indexeddb,service_workers,cache_storage,shader_cache",
+    });
+    for (const pair of (page.cookie || "").split(";")) {
+      const at = pair.indexOf("=");
+      if (at < 1) continue;
+      await cdp.send("Network.setCookie", {
+        name: pair.slice(0, at).trim(), value: pair.slice(at + 1).trim(), url: origin + "/",
+      });
+    }
     const flags = {
       port: chrome.port,
       output: "json",
       logLevel: "error",
       onlyCategories: CATEGORIES,
-      extraHeaders: page.cookie ? { Cookie: page.cookie } : undefined,
+      disableStorageReset: true,
     };
-    const result = await lighthouse(page.url, flags);
+    const result = await lighthouse(page.url, flags, undefined, tab);
+    await tab.close();
     const lhr = result.lhr;
     const scores = {};
     const lost = {};
@@ -42,6 +66,7 @@ try {
     out[page.name] = { url: page.url, final: lhr.finalDisplayedUrl, scores, lost, error: lhr.runtimeError || null };
   }
 } finally {
+  await browser.disconnect();
   await chrome.kill();
 }
 process.stdout.write(JSON.stringify(out) + "\n");
