@@ -224,12 +224,12 @@ def test_lighthouse_scores_accessibility_best_practices_and_seo_100(
             f" {s['best-practices']!s:>5} {s['seo']!s:>4}"
         )
     (ARTIFACTS / "lighthouse.json").write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    # Each page was audited where it was asked for (no redirect to the log-in page).
+    for name, r in results.items():
+        assert r["error"] is None and r["final"] == r["url"], (name, r["error"], r["final"])
     short = {
         name: {cat: r["lost"].get(cat) for cat in ("accessibility", "best-practices", "seo")
                if r["scores"][cat] != 100}
         for name, r in results.items()
     }  # fmt: skip
     assert {n: v for n, v in short.items() if v} == {}, json.dumps(short, indent=1)
-    # Each page was audited where it was asked for (no redirect to the log-in page).
-    for name, r in results.items():
-        assert r["error"] is None and r["final"] == r["url"], (name, r["final"])

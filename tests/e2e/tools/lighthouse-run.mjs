@@ -23,10 +23,10 @@ const chrome = await chromeLauncher.launch({
   chromeFlags: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
 });
 const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${chrome.port}` });
-const out = {};
-try {
-  for (const page of args.pages) {
-    const tab = await browser.newPage();
+
+async function audit(page) {
+  const tab = await browser.newPage();
+  try {
     const cdp = await tab.createCDPSession();
     const origin = new URL(page.url).origin;
     await cdp.send("Network.clearBrowserCookies");
@@ -50,8 +50,24 @@ try {
       disableStorageReset: true,
     };
     const result = await lighthouse(page.url, flags, undefined, tab);
+    return result.lhr;
+  } finally {
     await tab.close();
-    const lhr = result.lhr;
+  }
+}
+
+const out = {};
+try {
+  for (const page of args.pages) {
+    // Lighthouse itself says to run again after a trace fault (NO_NAVSTART and the like):
+    // up to three tries, and a page's error is reported only if all of them fail.
+    let lhr;
+    let tries = 0;
+    while (tries < 3) {
+      tries += 1;
+      lhr = await audit(page);
+      if (!lhr.runtimeError) break;
+    }
     const scores = {};
     const lost = {};
     for (const id of CATEGORIES) {
@@ -63,7 +79,10 @@ try {
           .map((ref) => `${ref.id} (${lhr.audits[ref.id].score}): ${lhr.audits[ref.id].title}`);
       }
     }
-    out[page.name] = { url: page.url, final: lhr.finalDisplayedUrl, scores, lost, error: lhr.runtimeError || null };
+    out[page.name] = {
+      url: page.url, final: lhr.finalDisplayedUrl, scores, lost, tries,
+      error: lhr.runtimeError ? lhr.runtimeError.code : null,
+    };
   }
 } finally {
   await browser.disconnect();
