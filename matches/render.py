@@ -301,6 +301,17 @@ def _computer_label(m: dict[str, Any], seat: int) -> str | None:
     return "🤖"
 
 
+def _rating_now(rating: Any, delta: Any) -> str | None:
+    """The rating shown by a seat's name: the match's starting one, plus its settled change."""
+    if not isinstance(rating, dict):
+        return None
+    display = str(rating.get("display") or "")
+    if delta is None or rating.get("value") is None:
+        return rating_text(display)
+    after = int(rating["value"]) + int(delta)
+    return rating_text(f"{after}?" if display.endswith("?") else str(after))
+
+
 def _shown_name(m: dict[str, Any], seat: int, name: str) -> str:
     """The name people read at ``seat``: コンピューター（初級） for the computer's seat
     (its account stays ``computer-1``)."""
@@ -330,8 +341,9 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
             {
                 "seat": s,
                 "name": _shown_name(m, s, names[s]),
-                # 1520（暫定） while provisional; a same-device guest has none.
-                "rating": rating_text(rating.get("display")) if isinstance(rating, dict) else None,
+                # 1520（暫定） while provisional; a same-device guest has none. Once a ranked
+                # result is settled, the new rating (the bars must not show the old one).
+                "rating": _rating_now(rating, (m.get("rating_delta") or [None, None])[s]),
                 "bot": bool((m.get("bots") or [False, False])[s]),
                 "computer": _computer_label(m, s),
                 "is_me": s == me,
