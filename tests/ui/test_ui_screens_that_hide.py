@@ -145,9 +145,12 @@ _CONTRAST = """async (src) => {
   const d = g.getImageData(0, 0, c.width, c.height).data;
   const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
   const lums = [];
-  for (let i = 0; i < d.length; i += 4) lums.push(0.2126 * lin(d[i]) + 0.7152 * lin(d[i + 1]) + 0.0722 * lin(d[i + 2]));
+  for (let i = 0; i < d.length; i += 4) {
+    lums.push(0.2126 * lin(d[i]) + 0.7152 * lin(d[i + 1]) + 0.0722 * lin(d[i + 2]));
+  }
   lums.sort((a, b) => a - b);
-  const dark = lums[Math.floor(lums.length * 0.03)], light = lums[Math.floor(lums.length * 0.9)];
+  const dark = lums[Math.floor(lums.length * 0.03)];
+  const light = lums[Math.floor(lums.length * 0.9)];
   return (light + 0.05) / (dark + 0.05);
 }"""
 
