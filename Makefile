@@ -28,6 +28,7 @@ SERVE_PORT := $(or $(PORT),8000)
 # first run in var/.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Spectacular Bid is running on http://$(SERVE_HOST):$(SERVE_PORT)"
 	$(PY) -m config.serve --host $(SERVE_HOST) --port $(SERVE_PORT)
 
@@ -64,6 +65,7 @@ check: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure-programs.sh test
+	bash scripts/ensure-node-tools.sh
 	$(MAKE) check
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" TEST_REDIS_URL="$(TEST_REDIS_URL)" \
 	$(PY) -m pytest

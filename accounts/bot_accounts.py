@@ -1,6 +1,6 @@
 """Bot accounts, as lichess has them: a fresh account turned over to a program.
 
-Every change here takes the user's row lock first (``matches.services.lock_users``),
+Every change here takes the user's row lock first (``matches.play.seating.lock_users``),
 as every path that puts a player into a match or the queue does: an account
 cannot be turned into a bot while a match or a queue entry is being made for
 it, nor get two tokens from two rotations at once.

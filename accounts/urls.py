@@ -8,10 +8,11 @@ password change); the URL names are Django's own (``login``, ``logout``,
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import language, views
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
+    path("lang/", language.switch_language, name="switch_language"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(

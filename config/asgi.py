@@ -18,7 +18,6 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 import matches.realtime.routing  # noqa: E402
 import tournaments.routing  # noqa: E402
@@ -27,9 +26,9 @@ from config.throttle import PasswordThrottle  # noqa: E402
 
 daphne_close.install()  # 1012 and 1013 closes (config/daphne_close.py)
 
-# Daphne serves no files itself: with SERVE_STATIC (the default) Django's
-# static-files handler answers /static/ from the app and project static folders.
-http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.SERVE_STATIC else django_asgi_app
+# Daphne serves no files itself: with SERVE_STATIC (the default) WhiteNoise's middleware
+# (config/settings.py) answers /static/ from STATIC_ROOT, hashed and compressed.
+http_app = django_asgi_app
 if settings.PASSWORD_THROTTLE_DELAY_MS:
     # A password flood waits before Django sees it, off the matches' CPU.
     http_app = PasswordThrottle(

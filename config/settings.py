@@ -163,6 +163,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Hashed static files, compressed ahead of time and cached for a year (whitenoise).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Compresses only responses that carry no secret (config/compression.py: BREACH).
+    "config.compression.SafeGZipMiddleware",
     # The Content-Security-Policy and Permissions-Policy headers (below, "Browser policies").
     "csp.middleware.CSPMiddleware",
     "django_permissions_policy.PermissionsPolicyMiddleware",
@@ -433,6 +437,8 @@ if not 0 <= COMPUTER_PAUSE_MS[0] <= COMPUTER_PAUSE_MS[1]:
 MATCH_MAIN_MS = 120_000  # main time per player
 MATCH_DELAY_MS = 10_000  # the delay before each decision's main time runs
 MATCH_START_WINDOW_MS = 60_000  # both press 開始 within this, or the match is aborted
+# A match made from an invite: 10 minutes (the creator may be away; None: as above).
+INVITE_START_WINDOW_MS: int | None = 600_000
 MATCH_CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
 # After an outage, the seat whose decision it cut is given the time until its socket
 # is back, up to this long (matches/clock/outage.py).
@@ -517,7 +523,8 @@ GC_THRESHOLD = envthreshold("GC_THRESHOLD", (20_000, 20, 10))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    # Django's rule with plainer words (accounts/passwords.py).
+    {"NAME": "accounts.passwords.PlainMinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -535,11 +542,28 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    # Hashed names back to their sources, for finder-based servers (config/static_storage.py).
+    "config.static_storage.HashedNameFinder",
+]
 STATIC_ROOT = Path(envstr("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-# Daphne serves no files of its own: config/asgi.py puts Django's static-files
-# handler in front of the HTTP app while this is on. Turn it off when a reverse
-# proxy serves STATIC_ROOT (after `manage.py collectstatic`).
+# WhiteNoise serves STATIC_ROOT (filled by `manage.py collectstatic`, which `make run`,
+# the release step and the test suite run) under content-hashed names, gzipped ahead of
+# time and cached for a year (immutable). SERVE_STATIC=false when a reverse proxy
+# serves STATIC_ROOT instead.
 SERVE_STATIC = envbool("SERVE_STATIC", True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "config.static_storage.StaticStorage"},
+}
+# Files not collected are still served, from the source folders (config/static_storage.py);
+# with DEBUG on (`make dev`) they are looked up on every request, so edits show at once.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+if not SERVE_STATIC:
+    MIDDLEWARE.remove("whitenoise.middleware.WhiteNoiseMiddleware")
 
 # --- Logging -------------------------------------------------------------------------------
 

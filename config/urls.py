@@ -3,8 +3,9 @@
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic.base import RedirectView
+from django.views.generic.base import RedirectView, TemplateView
 
+from config import pwa
 from matches.health import HealthView  # noqa: E402
 
 urlpatterns = [
@@ -12,6 +13,10 @@ urlpatterns = [
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("i18n/", include("django.conf.urls.i18n")),
+    # The web app: its manifest, its service worker and the page the worker shows offline.
+    path("manifest.webmanifest", pwa.manifest, name="manifest"),
+    path("sw.js", pwa.service_worker, name="service_worker"),
+    path("offline/", TemplateView.as_view(template_name="offline.html"), name="offline"),
     # Database, Redis, the Celery worker and the deadline sweeper (matches/health.py).
     path("healthz", HealthView.as_view(), name="healthz"),
     path("", include("accounts.urls")),

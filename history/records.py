@@ -19,6 +19,7 @@ from django.db.models import F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
+from accounts.display import display_name
 from matches.models import Match
 from ratings.models import RatingChange
 
@@ -122,7 +123,8 @@ def row_for(match: Match, user: Any, viewer: Any = None) -> Row:
         opponent_computer = None
     else:
         other = match.player1 if seat == 0 else match.player0
-        opponent, opponent_username = other.username, other.username
+        # コンピューター（中級） for the computer; the link still goes to its account.
+        opponent, opponent_username = display_name(other), other.username
         opponent_bot = other.plays_as_bot
         opponent_computer = other.computer_level
     if match.status == Match.Status.ABORTED:

@@ -34,6 +34,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 import engine
+from accounts.display import computer_name
 from engine.layout import Layout
 from engine.match import START_BALANCE, MatchState
 from matches.models import Match, MatchEvent
@@ -173,6 +174,8 @@ def build(match: Match, events: Iterable[MatchEvent] | None = None) -> Replay:
     if events is None:
         events = MatchEvent.objects.filter(match=match).order_by("id")
     names = match.names()
+    if match.computer_seat in (0, 1) and match.computer_level:
+        names[match.computer_seat] = computer_name(match.computer_level)  # not computer-1
     replay = Replay(names=names)
     state: MatchState | None = None
     clocks = _Clocks()

@@ -12,6 +12,8 @@ that push to sockets or keep the ranked queue. Instead it sends these signals fr
   in which both pressed 開始, with the first engine state; a receiver may
   return a replacement state (the arena's berserk halves a seat's main time
   before any clock runs, ``tournaments``).
+- :data:`match_called_off` — ``match``: sent inside the transaction that aborts a
+  match before its first decision (an invite's link opens again, ``lobby.invite_wait``).
 - :data:`queue_left` — ``user_ids``: players taken out of the ranked queue
   because they now have a match (their lobby pages must be told).
 """
@@ -20,4 +22,5 @@ from django.dispatch import Signal
 
 match_changed = Signal()
 match_starting = Signal()
+match_called_off = Signal()
 queue_left = Signal()

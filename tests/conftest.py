@@ -156,6 +156,19 @@ def _rate_limits_start_empty() -> None:
         cache.clear()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _static_collected() -> None:
+    """Static files collected once per run, as `make run` does, so that pages name the
+    hashed files of this checkout (never a stale manifest's) and WhiteNoise serves them."""
+    from django.conf import settings
+
+    if not settings.configured:
+        return  # a run without Django (tests/accounts/test_ci_skip_rule.py runs one)
+    from django.core.management import call_command
+
+    call_command("collectstatic", interactive=False, verbosity=0)
+
+
 @pytest.fixture(scope="session")
 def require_postgres() -> None:
     """The test database is PostgreSQL and the server answers."""

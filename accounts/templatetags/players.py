@@ -16,6 +16,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
+from accounts.display import display_name, rating_text
+
 register = template.Library()
 
 
@@ -43,19 +45,34 @@ def bot_badge(user: Any) -> SafeString:
 def computer_badge(level: int) -> SafeString:
     from accounts.models import COMPUTER_LEVELS
 
+    # The level is in the name (コンピューター（中級）): the badge is the robot alone.
     return format_html(
         '<span class="bot-badge bot-badge--computer" title="{}" data-testid="computer-badge"'
-        ' data-level="{}">🤖 {}</span>',
-        _("The computer plays for this account"),
+        ' data-level="{}">🤖</span>',
+        _("The computer plays for this account (%(level)s)")
+        % {"level": COMPUTER_LEVELS.get(level, level)},
         level,
-        COMPUTER_LEVELS.get(level, level),
     )
 
 
 @register.filter
 def player_name(user: Any) -> SafeString:
-    """``user``'s name followed by its badge, if any."""
-    return format_html("{}{}", user.get_username(), bot_badge(user))
+    """``user``'s name (the computer's with its level) followed by its badge, if any."""
+    return format_html("{}{}", display_name(user), bot_badge(user))
+
+
+@register.filter(name="rating_text")
+def rating_text_filter(display: Any) -> str:
+    """``{{ "1520?"|rating_text }}`` → 1520（暫定）."""
+    return rating_text(display)
+
+
+@register.simple_tag
+def user_rating(user: Any) -> str:
+    """``user``'s current rating as people read it (1500（暫定） before 30 rated matches)."""
+    from ratings.services import rating_of
+
+    return rating_text(rating_of(user).display)
 
 
 @register.simple_tag

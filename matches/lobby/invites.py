@@ -14,9 +14,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.names import clean_guest_name
+from matches.lobby import invite_wait
 from matches.models import Invite, Match
 from matches.play.errors import ServiceError
 from matches.play.seating import claim_players, lock_users, new_match
+from matches.play.timing import now_ms
 
 # Abuse limits (issue 8): open invites, and matches not yet over, per user.
 MAX_OPEN_INVITES = 20
@@ -85,6 +87,9 @@ def accept_invite(code: str, user: Any) -> Match:
         raise ServiceError("invite_expired", _("This invite has expired."))
     claim_players([user, inv.creator])
     m = new_match(Match.Kind.CASUAL, inv.creator, user)
+    # The creator may have stepped away: a longer start window (lobby/invite_wait.py).
+    invite_wait.lengthen_start_window(m, now_ms())
+    m.save(update_fields=["ready_deadline_ms", "wake_at_ms"])
     inv.status = Invite.Status.ACCEPTED
     inv.accepted_by = user
     inv.match = m

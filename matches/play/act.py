@@ -26,7 +26,7 @@ from matches.play.errors import ServiceError, illegal_message
 from matches.play.frames import IDEMPOTENT_OPS, REMATCH_OPS, parse_frame
 from matches.play.store import locked_match, save_change
 from matches.play.timing import computer_ready, rejoin_until
-from matches.signals import match_starting
+from matches.signals import match_called_off, match_starting
 
 
 @dataclass
@@ -282,6 +282,7 @@ def abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:
     m.finished_at = timezone.now()
     m.ready_deadline_ms = None
     events.append({"type": "aborted", "t": now})
+    match_called_off.send(sender=Match, match=m)  # a called-off invite opens again (lobby)
 
 
 def credit_rejoin(

@@ -25,7 +25,7 @@ import engine
 from engine.layout import Layout
 from matches.ui.i18n import _, in_language, translator
 from matches.ui.templating import OOB, render
-from matches.ui.text import seat_name, side_label, tile_key, tile_label
+from matches.ui.text import seat_name, shown_name, side_label, tile_key, tile_label
 from table import geometry as board
 
 
@@ -150,8 +150,11 @@ def _last_score(view: dict[str, Any]) -> tuple[str | None, int]:
         ):
             if not ev.get("score"):
                 return None, 0
-            names = view["match"].get("names") or ["", ""]
-            return seat_name(names, ev.get("player")) or None, int(ev["score"])
+            m = view["match"]
+            names = m.get("names") or ["", ""]
+            seat = ev.get("player")
+            shown = shown_name(m, seat, seat_name(names, seat)) if seat in (0, 1) else None
+            return shown, int(ev["score"])
     return None, 0
 
 
@@ -250,8 +253,10 @@ def _board_position(p: dict[str, Any]) -> str:
     counts = escape(_("counts %(n)s") % {"n": count})
     return (
         f'<g class="pos pos--count" data-testid="pos" data-pos="{p["key"]}"'
+        # The name starts with the number drawn on the dot, and there is no <title>: axe
+        # reads a title as text inside the button (label-content-name-mismatch).
         f' data-value="{p["value"]}" data-count="{count}" role="button" aria-disabled="true"'
-        f' aria-label="{label}"><title>{label}: {counts}</title>'
+        f' aria-label="{count}: {label}, {counts}">'
         f'<circle class="pos__hit" cx="{cx}" cy="{cy}" r="14"/>'
         f'<circle class="pos__ring" cx="{cx}" cy="{cy}" r="11.5"/>'
         f'<circle class="pos__dot" cx="{cx}" cy="{cy}" r="9"/>'

@@ -12,6 +12,7 @@ from typing import Any
 from django.utils import translation
 from django.utils.translation import ngettext
 
+from accounts.display import rating_text
 from matches.ui.board_svg import domino
 from matches.ui.i18n import _, in_language, translator
 from matches.ui.results import after_links, rematch_panel, result_panel, settlement_panel
@@ -22,6 +23,7 @@ from matches.ui.text import (
     kind_label,
     log_lines,
     points_and_chips,
+    shown_name,
     tile_key,
     tile_label,
     time_control,
@@ -39,13 +41,22 @@ def _seat_of(view: dict[str, Any]) -> tuple[int, bool]:
 
 
 def _computer_label(m: dict[str, Any], seat: int) -> str | None:
-    """``🤖 中級`` at the seat the site's computer plays, else ``None``."""
-    from accounts.models import COMPUTER_LEVELS
-
+    """``🤖`` at the seat the site's computer plays (its level is in its name), else ``None``."""
     c = m.get("computer")
     if not c or c.get("seat") != seat:
         return None
-    return f"🤖 {COMPUTER_LEVELS.get(c.get('level'), '')}"
+    return "🤖"
+
+
+def _rating_now(rating: Any, delta: Any) -> str | None:
+    """The rating shown by a seat's name: the match's starting one, plus its settled change."""
+    if not isinstance(rating, dict):
+        return None
+    display = str(rating.get("display") or "")
+    if delta is None or rating.get("value") is None:
+        return rating_text(display)
+    after = int(rating["value"]) + int(delta)
+    return rating_text(f"{after}?" if display.endswith("?") else str(after))
 
 
 def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
@@ -67,9 +78,10 @@ def _players(view: dict[str, Any], me: int) -> list[dict[str, Any]]:
         out.append(
             {
                 "seat": s,
-                "name": names[s] or _("Player %(n)s") % {"n": s + 1},
-                # "1520?" while provisional; a same-device guest has none.
-                "rating": rating.get("display") if isinstance(rating, dict) else None,
+                "name": shown_name(m, s, names[s]),
+                # 1520（暫定） while provisional; a same-device guest has none. Once a ranked
+                # result is settled, the new rating (the bars must not show the old one).
+                "rating": _rating_now(rating, (m.get("rating_delta") or [None, None])[s]),
                 "bot": bool((m.get("bots") or [False, False])[s]),
                 "computer": _computer_label(m, s),
                 "is_me": s == me,
@@ -175,7 +187,19 @@ def _hand(view: dict[str, Any]) -> dict[str, Any] | None:
         "my_turn": my_turn,
         "pips": sum(int(a) + int(b) for a, b in view["hand"]),
         "must_place": None if must is None else tile_label(must),
+        "opening": _opening(view, tiles) if my_turn else None,
     }
+
+
+def _opening(view: dict[str, Any], tiles: list[dict[str, Any]]) -> str | None:
+    """On the opener's own screen: ``"free"`` when any tile may open (after an auction),
+    the one tile's label when the opening is forced, ``None`` once the table has tiles."""
+    if view.get("layout"):
+        return None
+    playable = [t for t in tiles if t["playable"]]
+    if len(playable) == 1 and len(tiles) > 1:
+        return str(playable[0]["label"])
+    return "free"
 
 
 def _auction(view: dict[str, Any], players: list[dict[str, Any]]) -> dict[str, Any] | None:

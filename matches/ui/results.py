@@ -7,6 +7,7 @@ from typing import Any
 from django.urls import reverse
 from django.utils.translation import pgettext
 
+from accounts.display import rating_text
 from matches.ui.board_svg import domino
 from matches.ui.i18n import _
 from matches.ui.text import countdown, how_text, points_and_chips, seat_name
@@ -93,6 +94,12 @@ def result_panel(view: dict[str, Any], players: list[dict[str, Any]], me: int, o
         headline = _("%(name)s wins") % {"name": names[w]}
         if own and m.get("kind") != "same_device":
             headline = _("You win") if w == me else _("You lose")
+            if w != me:  # on your own screen: あなたが投了しました, not your name
+                reason = {
+                    "balance": _("Your balance reached 0"),
+                    "time": _("You ran out of time"),
+                    "resign": _("You resigned"),
+                }.get(end or "", reason)
     elif end == "void" or m.get("status") == "voided":
         # 中止 (レーティング結果なし); the stored reason is English source text, shown translated.
         headline = _("Match voided (no rating result)")
@@ -121,7 +128,7 @@ def _rating_changes(m: dict[str, Any], players: list[dict[str, Any]]) -> list[di
                 "name": players[s]["name"],
                 "delta": int(d),
                 "delta_text": f"+{d}" if d > 0 else f"\u2212{-d}" if d < 0 else "±0",
-                "before": r.get("display"),
+                "before": rating_text(r.get("display")),
                 "after": None if before is None else int(before) + int(d),
             }
         )

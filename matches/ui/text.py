@@ -13,6 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_noop
 
 import engine
+from accounts.display import computer_name
 from matches import conf
 from matches.ui.i18n import _
 
@@ -345,3 +346,12 @@ def describe(ev: dict[str, Any], names: list[str]) -> str:
     if kind in ("voided", "void"):
         return _("Voided after a service fault: no result, no rating change.")
     return kind
+
+
+def shown_name(m: dict[str, Any], seat: int, name: str) -> str:
+    """The name people read at ``seat``: コンピューター（初級） for the computer's seat
+    (its account stays ``computer-1``)."""
+    c = m.get("computer")
+    if c and c.get("seat") == seat and c.get("level"):
+        return computer_name(c["level"])
+    return name or _("Player %(n)s") % {"n": seat + 1}

@@ -17,6 +17,23 @@
 (function () {
   "use strict";
 
+  // A player's first few matches show the how-to line and the board's legend on a phone
+  // too (CSS: .is-newcomer); the matches seen are counted in this browser.
+  var NEWCOMER_MATCHES = 3;
+  (function markNewcomer() {
+    var root = document.getElementById("sb-match");
+    if (!root) return;
+    var seen = [];
+    try { seen = JSON.parse(localStorage.getItem("sb-matches-seen") || "[]"); } catch (e) { seen = []; }
+    if (!Array.isArray(seen)) seen = [];
+    var id = String(root.dataset.match);
+    if (seen.indexOf(id) < 0 && seen.length < NEWCOMER_MATCHES) {
+      seen.push(id);
+      try { localStorage.setItem("sb-matches-seen", JSON.stringify(seen)); } catch (e) { /* private mode */ }
+    }
+    if (seen.indexOf(id) >= 0) root.classList.add("is-newcomer");
+  })();
+
   var socket = null; // htmx ws socket wrapper (htmx:wsOpen)
   var selected = null; // data-tile of the selected hand tile
   var pendingVersion = null; // version an action was sent at: no second one until an answer
@@ -298,6 +315,9 @@
       if (Number(kv[0]) === v) cost = kv[1];
     });
     if (cost !== null) out.textContent = cost;
+    // The bid button names the amount it sends: 「25点に引き上げ」.
+    var label = $("[data-bid-value]");
+    if (label) label.textContent = String(v);
   }
 
   function onOp(btn) {

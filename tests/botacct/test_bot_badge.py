@@ -98,11 +98,12 @@ def test_history_and_replay_badge_the_bot_opponent(
 def test_a_computer_player_wears_the_badge_too(tables: Tables, alice: Any) -> None:
     cpu = computer_account(2)  # the site's own (made by a migration)
     m = tables.casual(alice, cpu)
-    # The site's computer players wear 🤖 and their level instead of "BOT".
+    # The site's computer players are named with their level and wear 🤖 instead of "BOT".
     profile = page(None, f"/u/{cpu.username}/")
-    assert 'data-testid="computer-badge" data-level="2">🤖 中級<' in profile
+    assert 'コンピューター（中級）<span class="bot-badge bot-badge--computer"' in profile
+    assert 'data-testid="computer-badge" data-level="2">🤖<' in profile
     html = page(alice, f"/matches/{m.pk}/")
-    assert html.count('data-testid="computer-badge"') == 1 and "🤖 中級" in html
+    assert html.count('data-testid="computer-badge"') == 1 and "コンピューター（中級）" in html
 
 
 def _leaderboard() -> list[str]:

@@ -35,8 +35,12 @@ def test_two_players_are_paired_in_the_ranked_queue_and_see_their_rating_change(
             line.wait_for()
             assert line.get_attribute("data-rating-change") == str(change)
             assert f"{change:+d}".replace("-", "\u2212") in line.inner_text()
-        # Both were unrated (1500?) when the match was made: the ratings stood by the names.
-        assert page.locator("[data-testid=rating-0]").inner_text() == "1500?"
+        # Both were unrated (1500) when the match was made; after the result the bars
+        # show each new rating (still provisional), not the one the match started with.
+        for seat in (0, 1):
+            who = page.locator(f"[data-testid=name-{seat}]").inner_text().strip()
+            shown = page.locator(f"[data-testid=rating-{seat}]").inner_text()
+            assert shown == f"{expected[who][1]}（暫定）", (who, shown)
         assert page.locator("[data-testid=kind]").inner_text() == "レーティング戦"
     for page, name in ((erin, "erin_e2e"), (frank, "frank_e2e")):
         change, rating = expected[name]
@@ -51,4 +55,4 @@ def test_two_players_are_paired_in_the_ranked_queue_and_see_their_rating_change(
         shown = page.locator("#profile-rating .rating").first
         assert shown.get_attribute("data-rating") == str(rating)
         # Provisional for its first 30 rated matches.
-        assert shown.inner_text().strip() == f"{rating}?"
+        assert shown.inner_text().strip() == f"{rating}（暫定）"

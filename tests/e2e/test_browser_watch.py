@@ -53,7 +53,7 @@ def test_a_spectator_finds_the_match_in_the_lobby_and_watches_without_hand_or_ac
         assert carol.locator("[data-op]:visible").count() == 0
         for seat in (0, 1):
             assert carol.locator(f"[data-testid=name-{seat}]").is_visible()
-            assert carol.locator(f"[data-testid=rating-{seat}]").inner_text() == "1500?"
+            assert carol.locator(f"[data-testid=rating-{seat}]").inner_text() == "1500（暫定）"
 
     check_spectator_view()
     # The players move on; her screen follows (the spectators' audience gets every change).

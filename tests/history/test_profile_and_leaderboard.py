@@ -20,7 +20,7 @@ def _profile(client: Client, name: str) -> str:
 def test_a_new_player_shows_a_provisional_1500_and_no_chart(client: Client, alice: Any) -> None:
     html = _profile(client, "alice")
     assert 'data-rating="1500"' in html
-    assert "1500?" in html
+    assert "1500（暫定）" in html
     assert 'class="chart"' not in html
     assert "profile-recent" in html
 
@@ -32,7 +32,7 @@ def test_the_profile_shows_the_rating_its_chart_and_recent_matches(
     m2 = tables.resign(tables.start(tables.ranked(bob, alice)), bob)  # ~1538
     tables.resign(tables.start(tables.casual(alice, bob)), alice)
     html = _profile(client, "alice")
-    assert "1538?" in html
+    assert "1538（暫定）" in html
     assert 'data-stat="ranked-played">2<' in html
     assert 'data-stat="ranked-won">2<' in html
     # The rating chart: one line, from 1500 through 1520 to 1538.
@@ -98,7 +98,7 @@ def test_the_leaderboard_is_ordered_by_rating_and_marks_provisional_ones(
     assert names[0] == "alice" and names[-1] == "bob"
     assert names == ["alice", "dave", "carol", "bob"]
     html = client.get(reverse("history:leaderboard")).content.decode()
-    assert re.search(r"rating--provisional[^>]*>\d+\?<", html)
+    assert re.search(r"rating--provisional[^>]*>\d+（暫定）<", html)
 
 
 def test_the_leaderboard_is_empty_at_first(client: Client, db: Any) -> None:

@@ -147,7 +147,7 @@ def test_the_lobby_offers_three_levels_and_a_bad_level_is_refused(
     page = client.get("/").content.decode()
     for level in (1, 2, 3):
         assert f'data-testid="computer-{level}"' in page
-    assert "入門" in page and "中級" in page and "上級" in page
+    assert "初級" in page and "中級" in page and "上級" in page
     r = client.post("/matches/computer/", {"level": "9"}, follow=True)
     assert "そのレベルはありません" in r.content.decode()
     assert not Match.objects.exists()
@@ -167,6 +167,8 @@ def test_history_shows_the_computer_with_a_robot_and_its_level(
     act(m.pk, alice, {"op": "resign", "version": m.version}, timing.now_ms())
     client.force_login(alice)
     page = client.get(f"/u/{alice.username}/matches/").content.decode()
-    assert 'data-testid="computer-badge"' in page and "🤖 中級" in page
-    # On the match page too, next to its name.
-    assert "🤖 中級" in client.get(f"/matches/{m.pk}/").content.decode()
+    assert 'data-testid="computer-badge"' in page and "コンピューター（中級）" in page
+    assert "computer-2<" not in page  # the account's name is for links, not for people
+    # On the match page too, with the robot next to its name.
+    match_page = client.get(f"/matches/{m.pk}/").content.decode()
+    assert "コンピューター（中級）" in match_page and "computer-2<" not in match_page

@@ -9,9 +9,11 @@ import pytest
 import time_machine
 from django.utils import timezone
 
+from matches.clock.deadlines import check_match
 from matches.lobby.invites import accept_invite, cancel_invite, create_invite, create_same_device
 from matches.models import Invite, Match
 from matches.play import timing
+from matches.play.act import act
 from matches.play.errors import ServiceError
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +35,9 @@ def test_accepting_an_invite_makes_a_casual_match_waiting_for_start(alice: Any, 
     assert m.seats_of(alice.pk) == [0] and m.seats_of(bob.pk) == [1]
     assert m.ready == [False, False]
     assert m.ready_deadline_ms is not None
-    assert abs(m.ready_deadline_ms - timing.now_ms() - 60_000) < 5_000
+    # Ten minutes, not the ranked 60 s: the creator may have stepped away.
+    assert abs(m.ready_deadline_ms - timing.now_ms() - 600_000) < 5_000
+    assert m.wake_at_ms == m.ready_deadline_ms
     inv.refresh_from_db()
     assert inv.status == Invite.Status.ACCEPTED
     assert inv.accepted_by == bob and inv.match == m
@@ -126,3 +130,63 @@ def test_starting_a_same_device_match_leaves_the_ranked_queue(alice: Any) -> Non
     queue.join(alice, pair=False)
     create_same_device(alice, "Dave")
     assert not QueueEntry.objects.filter(user=alice).exists()
+
+
+def _call_off(m: Match) -> Match:
+    """Nobody pressed 開始 in time: the backstop aborts the match at its window's end."""
+    assert m.ready_deadline_ms is not None
+    assert check_match(m.pk, m.version, now=m.ready_deadline_ms) is True
+    m.refresh_from_db()
+    assert m.status == Match.Status.ABORTED
+    return m
+
+
+def test_a_called_off_match_leaves_the_link_usable(alice: Any, bob: Any, outsider: Any) -> None:
+    inv = create_invite(alice)
+    first = _call_off(accept_invite(inv.code, bob))
+    inv.refresh_from_db()
+    assert inv.status == Invite.Status.OPEN and inv.accepted_by is None and inv.match is None
+    # The same link works again: the friend (or anyone) accepts it anew.
+    again = accept_invite(inv.code, bob)
+    assert again.pk != first.pk and again.status == Match.Status.WAITING
+    inv.refresh_from_db()
+    assert inv.status == Invite.Status.ACCEPTED and inv.match == again
+    with pytest.raises(ServiceError) as e:
+        accept_invite(inv.code, outsider)
+    assert e.value.code == "invite_taken"
+
+
+def test_leaving_before_the_start_also_leaves_the_link_usable(alice: Any, bob: Any) -> None:
+    inv = create_invite(alice)
+    m = accept_invite(inv.code, bob)
+    act(m.pk, bob, {"op": "resign", "version": m.version}, timing.now_ms())
+    assert Match.objects.get(pk=m.pk).status == Match.Status.ABORTED
+    inv.refresh_from_db()
+    assert inv.status == Invite.Status.OPEN
+
+
+def test_a_started_match_keeps_its_invite_used(alice: Any, bob: Any, outsider: Any) -> None:
+    inv = create_invite(alice)
+    m = accept_invite(inv.code, bob)
+    for who in (alice, bob):
+        m.refresh_from_db()
+        act(m.pk, who, {"op": "start", "version": m.version}, timing.now_ms())
+    m.refresh_from_db()
+    act(m.pk, bob, {"op": "resign", "version": m.version}, timing.now_ms())
+    assert Match.objects.get(pk=m.pk).status == Match.Status.FINISHED  # a real result
+    inv.refresh_from_db()
+    assert inv.status == Invite.Status.ACCEPTED and inv.match_id == m.pk
+    with pytest.raises(ServiceError):
+        accept_invite(inv.code, outsider)
+
+
+def test_an_invite_past_its_24_hours_is_not_reopened(alice: Any, bob: Any, outsider: Any) -> None:
+    inv = create_invite(alice)
+    m = accept_invite(inv.code, bob)
+    with time_machine.travel(timezone.now() + timedelta(hours=25)):
+        _call_off(m)
+        inv.refresh_from_db()
+        assert inv.status == Invite.Status.ACCEPTED  # used up by its age, not the call-off
+        with pytest.raises(ServiceError) as e:
+            accept_invite(inv.code, outsider)
+        assert e.value.code == "invite_taken"

@@ -55,7 +55,7 @@ def test_the_clock_is_explained_in_visible_text_before_anything_else(client: Cli
     assert html.index('data-testid="time-control"') > glance
     assert html.index('data-testid="time-control"') < html.index("得点残高と5点チップ</h2>")
     assert "各自2分（120秒）" in html
-    assert "判断ごとに最初の10秒" in html
+    assert "手番ごとに最初の10秒" in html
     # Visible text, not a tooltip that a touch screen cannot show.
     assert "title=" not in html.split('data-testid="time-control"')[1].split("</dl>")[0]
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.contrib.staticfiles import finders
+from django.templatetags.static import static
 from django.test import Client
 
 
@@ -29,7 +30,7 @@ def test_a_visitor_finds_the_lobby_ranking_and_rules_everywhere(
 ) -> None:
     html = client.get(path).content.decode()
     assert _nav(html) == [("/", "ロビー"), ("/leaderboard/", "ランキング"), ("/rules/", "ルール")]
-    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+    assert f'<link rel="icon" href="{static("favicon.svg")}" type="image/svg+xml">' in html
 
 
 def test_a_player_also_finds_their_own_matches(client: Client, alice: Any, bob: Any) -> None:
@@ -70,10 +71,10 @@ def test_the_lobby_states_the_time_control_and_links_the_rules(
         client.force_login(alice)
     html = client.get("/").content.decode()
     assert 'data-testid="time-control"' in html
-    assert "各自2分（120秒）" in html and "判断ごとに最初の10秒" in html
+    assert "各自2分（120秒）" in html and "手番ごとに最初の10秒" in html
     assert re.search(r'<a [^>]*href="/rules/"[^>]*data-testid="rules-link"', html)
 
 
 def test_a_browser_asking_for_favicon_ico_gets_the_icon(client: Client) -> None:
     response = client.get("/favicon.ico")
-    assert response.status_code == 301 and response["Location"] == "/static/favicon.svg"
+    assert response.status_code == 301 and response["Location"] == static("favicon.svg")

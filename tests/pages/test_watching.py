@@ -29,7 +29,7 @@ def test_the_lobby_lists_live_matches_to_watch_with_ratings(
     tables.casual(carol, dave)  # not started yet: nothing to watch
     client.force_login(carol)
     assert _live_now(client.get("/").content.decode()) == [
-        (f"/matches/{live.pk}/", "観戦: alice 1500? 対 bob 1500?")
+        (f"/matches/{live.pk}/", "観戦: alice 1500（暫定） 対 bob 1500（暫定）")
     ]
     # A player of a live match is taken back to it by the lobby (not shown it to watch);
     # with only a waiting match, the lobby does not offer the player's own match.
@@ -37,7 +37,9 @@ def test_the_lobby_lists_live_matches_to_watch_with_ratings(
     assert client.get("/")["Location"] == f"/matches/{live.pk}/"
     client.force_login(dave)
     html = client.get("/").content.decode()
-    assert _live_now(html) == [(f"/matches/{live.pk}/", "観戦: alice 1500? 対 bob 1500?")]
+    assert _live_now(html) == [
+        (f"/matches/{live.pk}/", "観戦: alice 1500（暫定） 対 bob 1500（暫定）")
+    ]
 
 
 def test_a_spectator_gets_the_watching_view_without_hand_or_action(
@@ -52,7 +54,7 @@ def test_a_spectator_gets_the_watching_view_without_hand_or_action(
     assert "hand-tile" not in html
     assert "data-op=" not in html  # no start, resign, bid, reveal or continue anywhere
     assert 'data-testid="name-0">alice<' in html and 'data-testid="name-1">bob<' in html
-    assert 'data-testid="rating-0"' in html and ">1500?<" in html
+    assert 'data-testid="rating-0"' in html and ">1500（暫定）<" in html
     # A player of the same match gets the hand and the buttons.
     client.force_login(alice)
     own = client.get(f"/matches/{m.pk}/").content.decode()

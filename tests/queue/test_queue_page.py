@@ -18,8 +18,8 @@ def test_the_lobby_shows_the_join_button_and_the_rating(alice: Any, client: Any)
     page = client.get("/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert 'id="ranked-queue"' in page
     assert 'data-testid="queue-join"' in page
-    assert "Your rating: 1500" in page
-    assert "js/queue.js" in page
+    assert "Your rating: 1500 (provisional)" in page
+    assert "js/queue." in page
 
 
 def test_joining_with_one_click_shows_the_time_waited_and_the_window(

@@ -257,7 +257,7 @@ def test_the_start_screen_states_the_time_control_and_opens_the_rules(
     assert "持ち時間" in text and "2分" in text and "120秒" in text
     assert "猶予" in text and "10秒" in text and "持ち時間が減らず" in text
     players = page.locator("[data-testid=start-players]").inner_text()
-    assert "1520?" in players and "1483" in players and "レーティング戦" in players
+    assert "1520（暫定）" in players and "1483" in players and "レーティング戦" in players
     page.click("[data-testid=start-rules]")
     sheet = page.locator("[data-testid=rules-sheet]")
     assert sheet.is_visible()
@@ -334,9 +334,9 @@ def test_the_result_card_shows_each_rating_change(open_scene: Any, scenes: dict[
     assert page.get_attribute("[data-testid=rating-change-0]", "data-rating-change") == "12"
     assert page.get_attribute("[data-testid=rating-change-1]", "data-rating-change") == "-12"
     mine = page.locator("[data-testid=rating-change-0]").inner_text()
-    assert "+12" in mine and "1520? → 1532" in mine
+    assert "+12" in mine and "1520（暫定） → 1532" in mine
     assert "−12" in page.locator("[data-testid=rating-change-1]").inner_text()
-    assert card.inner_text().count("投了") == 1  # "bob が投了", not "投了 投了"
+    assert card.inner_text().count("投了") == 1  # "bobが投了", not "投了 投了"
 
 
 def test_a_spectator_sees_a_watching_banner_no_hand_and_no_action(
@@ -349,7 +349,7 @@ def test_a_spectator_sees_a_watching_banner_no_hand_and_no_action(
         assert page.locator(".hand-tile").count() == 0
         assert page.locator("[data-op]:visible").count() == 0
         assert page.locator("[data-notify-toggle]").count() == 0
-        for seat, rating in enumerate(("1520?", "1483")):
+        for seat, rating in enumerate(("1520（暫定）", "1483")):
             assert page.locator(f"[data-testid=rating-{seat}]").inner_text() == rating
             assert page.locator(f"[data-testid=name-{seat}]").is_visible()
 

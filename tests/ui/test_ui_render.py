@@ -112,7 +112,7 @@ def test_the_page_connects_the_socket_and_holds_every_fragment(mid: Any) -> None
     for elem_id, _ in render.FRAGMENTS:
         assert f'id="{elem_id}"' in html
     assert "hx-swap-oob" not in html
-    assert "js/match.js" in html and "css/match.css" in html
+    assert "js/match." in html and "css/match." in html  # hashed names
     assert 'id="sb-resign-dialog"' in html and 'data-op="resign"' in html
 
 

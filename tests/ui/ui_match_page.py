@@ -30,8 +30,12 @@ document.dispatchEvent(new CustomEvent("htmx:wsOpen", {detail: {socketWrapper: {
 def write_page(view: dict[str, Any], path: Path, lang: str = "en") -> str:
     with translation.override(lang):
         html = render_to_string("matches/match.html", render.page_context(view))
-    html = html.replace('"/static/css/', f'"file://{ROOT}/static/css/')
-    html = html.replace('"/static/js/', f'"file://{ROOT}/static/js/')
+    # The working tree's files, under their plain names (pages name hashed copies).
+    html = re.sub(
+        r'"/static/((?:css|js)/[\w/.-]+?)(?:\.[0-9a-f]{12})?\.(css|js)"',
+        lambda m: f'"file://{ROOT}/static/{m[1]}.{m[2]}"',
+        html,
+    )
     # No htmx here: the fake socket replaces its ws extension.
     html = re.sub(r'<script src="/static/django_htmx[^"]*"[^>]*></script>', "", html)
     path.write_text(html, encoding="utf-8")
