@@ -437,8 +437,8 @@ if not 0 <= COMPUTER_PAUSE_MS[0] <= COMPUTER_PAUSE_MS[1]:
 MATCH_MAIN_MS = 120_000  # main time per player
 MATCH_DELAY_MS = 10_000  # the delay before each decision's main time runs
 MATCH_START_WINDOW_MS = 60_000  # both press 開始 within this, or the match is aborted
-# A match made from an invite: 10 minutes (the creator may be away; None: as above).
-INVITE_START_WINDOW_MS: int | None = 600_000
+# A match made from an invite: 10 minutes, since its creator may have stepped away.
+INVITE_START_WINDOW_MS = 600_000
 MATCH_CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
 # After an outage, the seat whose decision it cut is given the time until its socket
 # is back, up to this long (matches/clock/outage.py).

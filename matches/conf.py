@@ -26,9 +26,7 @@ def start_window_ms() -> int:
 
 def invite_start_window_ms() -> int:
     """An invite's match waits longer for 開始: its creator may have stepped away."""
-    explicit = settings.INVITE_START_WINDOW_MS
-    # Tests that shorten only the queue's window shorten the invites' too.
-    return int(explicit if explicit is not None else settings.MATCH_START_WINDOW_MS)
+    return int(settings.INVITE_START_WINDOW_MS)
 
 
 def continue_window_ms() -> int:

@@ -167,7 +167,7 @@ def test_a_squatted_computer_name_never_takes_the_computers_seat(settings: Any) 
     assert match["bots"] == [computer_seat == 0, computer_seat == 1]
     assert match["names"][computer_seat] == real.username
     page = player.get(f"/matches/{match_id}/").content.decode()
-    assert 'data-testid="computer-badge"' in page and "🤖 上級" in page
+    assert 'data-testid="computer-badge"' in page and "コンピューター（上級）" in page
     from matches.models import Match
 
     m = Match.objects.get(pk=match_id)

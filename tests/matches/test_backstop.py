@@ -277,7 +277,7 @@ def _status(match_id: int) -> str:
 def test_a_deadline_pending_when_the_worker_is_killed_is_resolved_within_2_s_of_its_return(
     alice: Any, bob: Any, carol: Any, settings: Any, worker: Worker
 ) -> None:
-    settings.MATCH_START_WINDOW_MS = 1_000
+    settings.MATCH_START_WINDOW_MS = settings.INVITE_START_WINDOW_MS = 1_000
     match = new_casual(alice, bob)  # nobody presses 開始: aborted after 1 s
     worker.kill()
     from matches.clock import liveness
@@ -316,7 +316,7 @@ def test_a_match_created_while_redis_is_unreachable_still_times_out(
 
     # Redis down: no channel layer. The accept is committed and answered all the same.
     settings.CHANNEL_LAYERS = {"default": redis_channel_layer("redis://127.0.0.1:1/0")}
-    settings.MATCH_START_WINDOW_MS = 800
+    settings.MATCH_START_WINDOW_MS = settings.INVITE_START_WINDOW_MS = 800
     settings.MATCH_SWEEPER = "web"
     settings.REDIS_URL = ""
     inv = create_invite(alice)
