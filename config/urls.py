@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("matches.urls")),
     path("", include("history.urls")),
     path("", include("rules.urls")),
+    path("", include("social.urls")),
 ]

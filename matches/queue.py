@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -73,6 +73,10 @@ WINDOW_EVERY_S = 10
 UNBOUNDED_AFTER_S = 60
 PRESENCE_TIMEOUT = timedelta(seconds=30)
 BUSY_STATUSES = (Match.Status.WAITING, Match.Status.LIVE)
+
+# Pairs that must never meet, given the waiting players' ids: ``social``
+# registers its blocks here (matches never imports the apps above it).
+KEEP_APART: list[Callable[[Sequence[int]], set[frozenset[int]]]] = []
 
 
 # --- the window --------------------------------------------------------------
@@ -102,14 +106,19 @@ def fits(a: QueueEntry, b: QueueEntry, now: datetime) -> bool:
 
 
 def choose_pairs(
-    entries: Sequence[QueueEntry], now: datetime
+    entries: Sequence[QueueEntry], now: datetime, apart: set[frozenset[int]] | None = None
 ) -> list[tuple[QueueEntry, QueueEntry]]:
-    """Pair the waiting players (pure; ``entries`` in any order)."""
+    """Pair the waiting players (pure; ``entries`` in any order; never a pair in ``apart``)."""
     remaining = sorted(entries, key=lambda e: (e.joined_at, e.pk or 0))
     pairs = []
+    apart = apart or set()
     while remaining:
         a = remaining.pop(0)
-        fitting = [b for b in remaining if fits(a, b, now)]
+        fitting = [
+            b
+            for b in remaining
+            if fits(a, b, now) and frozenset((a.user_id, b.user_id)) not in apart
+        ]
         if not fitting:
             continue
         fresh = [
@@ -323,7 +332,9 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
             for e in drop:
                 _push_status_after_commit(e.user_id)
         waiting = [e for e in entries if e not in drop]
-        for a, b in choose_pairs(waiting, now):
+        ids = [e.user_id for e in waiting]
+        apart = set().union(*(hook(ids) for hook in KEEP_APART)) if KEEP_APART else set()
+        for a, b in choose_pairs(waiting, now, apart):
             users = lock_users([a.user_id, b.user_id], skip_locked=True)
             if len(users) < 2:
                 continue  # someone else holds a user: the next sweep tries again

@@ -1,0 +1,19 @@
+from django.apps import AppConfig
+
+
+class SocialConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "social"
+    verbose_name = "Social"
+
+    def ready(self) -> None:
+        # social sits on top of matches: matches never imports it, it listens
+        # (the lobby socket's presence, new matches) and registers the queue's
+        # keep-apart rule (blocks).
+        from matches import queue, signals
+
+        from . import blocks, notify, presence
+
+        signals.lobby_seen.connect(presence.on_lobby_seen, dispatch_uid="social-presence")
+        queue.KEEP_APART.append(blocks.blocked_pairs)
+        notify.connect_match_found()

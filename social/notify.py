@@ -1,0 +1,146 @@
+"""Notifications: a row per event, pushed to the player's open pages, and Web Push.
+
+:func:`notify` writes a :class:`~social.models.Notification` in the caller's
+transaction and, after the commit, sends it over the player's lobby group
+(``lobby.user.<id>``, which every page of theirs joins through the bell's
+socket) as ``{"type": "notification", "notification": {...}, "unread": n}``.
+A challenge, and a ranked match found, also go out by Web Push when the player
+opted in and their pages are hidden (``social.presence.is_hidden``).
+
+The ranked match found is heard, not called: a ``post_save`` receiver on new
+ranked ``Match`` rows (:func:`connect_match_found`), so matches/ needs no hook.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.db.models.signals import post_save
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import override
+
+from matches.models import Match
+from matches.queue import lobby_group
+
+from . import presence, webpush
+from .models import Notification
+
+log = logging.getLogger(__name__)
+
+
+def _send(user_id: int, frame: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(
+            lobby_group(user_id), {"type": "lobby.frame", "frame": frame}
+        )
+    except Exception:  # a push is a courtesy: the row is the truth
+        log.exception("notification push to user %s failed", user_id)
+
+
+def tell(user_id: int, frame: dict[str, Any]) -> None:
+    """Send ``frame`` to the player's open pages after the commit."""
+    transaction.on_commit(lambda: _send(user_id, frame))
+
+
+def text(n: Notification) -> str:
+    name = n.actor.username if n.actor_id else ""
+    texts = {
+        Notification.Kind.CHALLENGE: _("%(name)s challenges you to a casual match."),
+        Notification.Kind.CHALLENGE_ACCEPTED: _("%(name)s accepted your challenge."),
+        Notification.Kind.CHALLENGE_DECLINED: _("%(name)s declined your challenge."),
+        Notification.Kind.MATCH_FOUND: _("Ranked match found."),
+        Notification.Kind.FOLLOW: _("%(name)s follows you now."),
+    }
+    return texts.get(n.kind, n.kind) % {"name": name}
+
+
+def link(n: Notification) -> str:
+    if n.match_id:
+        return reverse("matches:match", args=[n.match_id])
+    if n.kind == Notification.Kind.FOLLOW and n.actor_id:
+        return reverse("profile", args=[n.actor.username])
+    return reverse("social:notifications")
+
+
+def as_json(n: Notification) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": n.pk,
+        "kind": n.kind,
+        "text": text(n),
+        "url": link(n),
+        "created_at": n.created_at.isoformat(),
+        "read": n.read_at is not None,
+        "from": n.actor.username if n.actor_id else None,
+    }
+    if n.challenge_id is not None:
+        ch = n.challenge
+        out["challenge"] = {
+            "id": ch.pk,
+            "status": ch.state,
+            "expires_at": ch.expires_at.isoformat(),
+        }
+    if n.match_id:
+        out["match_id"] = n.match_id
+    return out
+
+
+def unread(user_id: int) -> int:
+    return Notification.objects.filter(user_id=user_id, read_at__isnull=True).count()
+
+
+def notify(
+    user_id: int,
+    kind: str,
+    *,
+    actor: Any = None,
+    challenge: Any = None,
+    match_id: int | None = None,
+    push: bool = False,
+) -> Notification:
+    n = Notification.objects.create(
+        user_id=user_id, kind=kind, actor=actor, challenge=challenge, match_id=match_id
+    )
+
+    def after() -> None:
+        from django.utils.translation import get_language
+
+        row = Notification.objects.select_related("actor", "challenge").get(pk=n.pk)
+        body = as_json(row)
+        _send(user_id, {"type": "notification", "notification": body, "unread": unread(user_id)})
+        if push and presence.is_hidden(user_id):
+            with override(get_language()):
+                webpush.send_after_commit(user_id, {"title": _("Spectacular Bid"), **body})
+
+    transaction.on_commit(after)
+    return n
+
+
+def mark_read(user: Any) -> int:
+    return Notification.objects.filter(user=user, read_at__isnull=True).update(
+        read_at=timezone.now()
+    )
+
+
+def recent(user: Any, limit: int = 30) -> list[Notification]:
+    return list(Notification.objects.filter(user=user).select_related("actor", "challenge")[:limit])
+
+
+def _on_match_saved(sender: Any, instance: Match, created: bool, **kwargs: Any) -> None:
+    if not created or instance.kind != Match.Kind.RANKED:
+        return
+    for uid in (instance.player0_id, instance.player1_id):
+        if uid is not None:
+            notify(uid, Notification.Kind.MATCH_FOUND, match_id=instance.pk, push=True)
+
+
+def connect_match_found() -> None:
+    post_save.connect(_on_match_saved, sender=Match, dispatch_uid="social-match-found")
