@@ -40,3 +40,10 @@ urlpatterns += [
     path("settings/export/", settings_views.export_view, name="export"),
     path("settings/delete/", settings_views.delete_view, name="delete"),
 ]
+
+from . import report_views  # noqa: E402
+
+urlpatterns += [
+    path("u/<str:username>/report/", report_views.report_player, name="report_player"),
+    path("matches/<int:match_id>/report/", report_views.report_match, name="report_match"),
+]

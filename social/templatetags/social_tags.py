@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.urls import reverse
 
 from .. import blocks, challenges, friends
 
@@ -36,6 +37,7 @@ def social_card(context: Any, player: Any, viewer: Any) -> dict[str, Any]:
             blocking=blocks.has_blocked(viewer, player),
             open_challenge=challenges.between(viewer, player),
             can_challenge=not player.computer_level,
+            report_url=reverse("social:report_player", args=[player.username]),
         )
     return ctx
 
