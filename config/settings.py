@@ -312,6 +312,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": 2.0,
         "options": {"expires": 2.0},
     },
+    "push-turns": {
+        "task": "social.tasks.push_turns",
+        "schedule": 3.0,
+        "options": {"expires": 3.0},
+    },
 }
 
 # The bot tokens' rate limits (django-ratelimit, accounts/tokens.py) count in this

@@ -33,6 +33,9 @@ TICK_S = 0.05
 QUEUE_SWEEP_S = 2.0
 
 _tasks: list[asyncio.Task[None]] = []
+# ``(period_s, job)`` run like the queue's sweep where the sweeper runs (apps
+# above matches register theirs here: social's Web Push "your turn").
+EXTRA_JOBS: list[tuple[float, Callable[..., Any]]] = []
 _loop: asyncio.AbstractEventLoop | None = None
 
 
@@ -69,6 +72,8 @@ def ensure_started() -> None:
         _tasks.append(loop.create_task(_sweep()))
         _tasks.append(loop.create_task(_every(sweeper.HOUSEKEEPING_S, sweeper.housekeeping)))
         _tasks.append(loop.create_task(_every(QUEUE_SWEEP_S, queue.sweep)))
+        for period_s, job in EXTRA_JOBS:
+            _tasks.append(loop.create_task(_every(period_s, job)))
 
 
 async def stop() -> None:

@@ -10,10 +10,13 @@ class SocialConfig(AppConfig):
         # social sits on top of matches: matches never imports it, it listens
         # (the lobby socket's presence, new matches) and registers the queue's
         # keep-apart rule (blocks).
-        from matches import queue, signals
+        from matches import periodic, queue, signals
 
-        from . import blocks, notify, presence
+        from . import blocks, notify, presence, turns
 
         signals.lobby_seen.connect(presence.on_lobby_seen, dispatch_uid="social-presence")
-        queue.KEEP_APART.append(blocks.blocked_pairs)
+        if blocks.blocked_pairs not in queue.KEEP_APART:
+            queue.KEEP_APART.append(blocks.blocked_pairs)
         notify.connect_match_found()
+        if (turns.EVERY_S, turns.push_turns) not in periodic.EXTRA_JOBS:
+            periodic.EXTRA_JOBS.append((turns.EVERY_S, turns.push_turns))
