@@ -47,8 +47,8 @@ def test_a_decision_of_a_finished_match_is_reported_from_its_replay(
     assert f'href="/matches/{finished.pk}/report/?step=3"' in replay
     form = c.get(f"/matches/{finished.pk}/report/?step=3").content.decode()
     assert '<option value="3" selected>' in form
-    r = c.post(f"/matches/{finished.pk}/report/",
-               {"step": "3", "reason": "The draw was not forced.", "expected": "A pass."})  # fmt: skip
+    body = {"step": "3", "reason": "The draw was not forced.", "expected": "A pass."}
+    r = c.post(f"/matches/{finished.pk}/report/", body)
     assert r.status_code == 302
     (rep,) = Report.objects.all()
     assert (rep.match_id, rep.step, rep.reported, rep.expected) == (finished.pk, 3, bob, "A pass.")
