@@ -166,7 +166,7 @@ def presence_view(request: HttpRequest) -> JsonResponse:
     body = _body(request)
     if body is None or type(body.get("hidden")) is not bool:
         return _bad(_('Send {"hidden": true} or {"hidden": false}.'))
-    presence.set_hidden(request.user.pk, body["hidden"])
+    presence.set_hidden(request.user.pk, body["hidden"], getattr(request, "LANGUAGE_CODE", ""))
     return JsonResponse({"hidden": body["hidden"]})
 
 

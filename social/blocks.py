@@ -10,10 +10,12 @@ between the two and ends the blocker's follow.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from matches.services import ServiceError
@@ -37,8 +39,14 @@ def follow(user: Any, target: Any) -> bool:
     except IntegrityError:
         return False
     from . import notify
+    from .models import Notification
 
-    notify.notify(target.pk, "follow", actor=user)
+    # Following, unfollowing and following again rings the bell once a day at most.
+    since = timezone.now() - timedelta(days=1)
+    if not Notification.objects.filter(
+        user=target, kind="follow", actor=user, created_at__gte=since
+    ).exists():
+        notify.notify(target.pk, "follow", actor=user)
     return True
 
 

@@ -9,7 +9,8 @@ of the queue) and ``new_match`` as accepting an invite. On top of that:
   (``computer``: they are played from the lobby's card), or a player either of
   them has blocked (``blocked``, HTTP 403);
 - a busy player is refused when challenged, not only when accepting;
-- at most :data:`MAX_OPEN` open challenges per challenger, one per opponent;
+- at most :data:`MAX_OPEN` open challenges per challenger, one per opponent,
+  and :data:`MAX_PER_HOUR` made in an hour;
 - a challenge expires :data:`~social.models.CHALLENGE_TTL` after it was made.
 
 **Accepting twice at once makes one match**: :func:`accept` locks the
@@ -19,6 +20,7 @@ waits for the first to commit and then finds it ``accepted``.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -36,6 +38,9 @@ from . import blocks, notify
 from .models import Challenge
 
 MAX_OPEN = 5
+# Made (whatever became of them) per challenger per hour: cancelling and asking
+# again must not become a way to ring someone's bell all day.
+MAX_PER_HOUR = 30
 
 
 def _target(username: Any) -> Any:
@@ -68,6 +73,13 @@ def create(user: Any, username: Any) -> Challenge:
         same = mine.filter(challenged=target).first()
         if same is not None:
             raise ServiceError("already_challenged", _("You have already challenged this player."))
+        made = Challenge.objects.filter(
+            challenger=user, created_at__gte=timezone.now() - timedelta(hours=1)
+        ).count()
+        if made >= MAX_PER_HOUR:
+            raise ServiceError(
+                "too_many_challenges", _("Too many challenges in an hour: try again later.")
+            )
         if mine.count() >= MAX_OPEN:
             raise ServiceError(
                 "too_many_challenges",

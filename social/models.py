@@ -88,6 +88,8 @@ class Presence(models.Model):
     # The last "your turn" push: ``match_id:version``, so that one decision
     # is announced once.
     turn_pushed = models.CharField(max_length=40, blank=True)
+    # The language of the player's last page: pushes are written in it.
+    language = models.CharField(max_length=8, blank=True)
 
 
 class Notification(models.Model):

@@ -111,14 +111,15 @@ def notify(
     )
 
     def after() -> None:
-        from django.utils.translation import get_language
-
         row = Notification.objects.select_related("actor", "challenge").get(pk=n.pk)
-        body = as_json(row)
+        # The page's own language renders the toast (notify.js fetches it); the
+        # frame's and the push's text are in the player's last page's language.
+        with override(presence.language_of(user_id)):
+            body = as_json(row)
+            title = _("Spectacular Bid")
         _send(user_id, {"type": "notification", "notification": body, "unread": unread(user_id)})
         if push and presence.is_hidden(user_id):
-            with override(get_language()):
-                webpush.send_after_commit(user_id, {"title": _("Spectacular Bid"), **body})
+            webpush.send_after_commit(user_id, {"title": title, **body})
 
     transaction.on_commit(after)
     return n

@@ -47,11 +47,20 @@ def online_ids(user_ids: Iterable[int]) -> set[int]:
     )
 
 
-def set_hidden(user_id: int, hidden: bool) -> None:
-    """The player's page reported that it is hidden (or visible again)."""
+def set_hidden(user_id: int, hidden: bool, language: str = "") -> None:
+    """The player's page reported that it is hidden (or visible again), in ``language``."""
     now = timezone.now()
-    if not Presence.objects.filter(user_id=user_id).update(hidden=hidden, last_seen=now):
-        Presence.objects.get_or_create(user_id=user_id, defaults={"hidden": hidden})
+    fields = {"hidden": hidden, "last_seen": now, **({"language": language} if language else {})}
+    if not Presence.objects.filter(user_id=user_id).update(**fields):
+        Presence.objects.get_or_create(user_id=user_id, defaults=fields)
+
+
+def language_of(user_id: int) -> str:
+    """The language to write to the player in when no page of theirs asks (Web Push)."""
+    from django.conf import settings
+
+    found = Presence.objects.filter(user_id=user_id).values_list("language", flat=True).first()
+    return found or settings.LANGUAGE_CODE
 
 
 def is_hidden(user_id: int) -> bool:

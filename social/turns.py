@@ -10,10 +10,12 @@ matches where the seat to act is theirs, and pushes once per decision
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import override
 
 from matches.models import Match
 
@@ -57,10 +59,9 @@ def push_turns() -> int:
             continue
         Presence.objects.update_or_create(user_id=uid, defaults={"turn_pushed": key})
         url = reverse("matches:match", args=[m.pk])
-        webpush.send_after_commit(
-            uid,
-            {"title": _("Spectacular Bid"), "kind": "your_turn", "text": _("Your turn."),
-             "url": url, "match_id": m.pk},
-        )  # fmt: skip
+        with override(row.language if row is not None and row.language else settings.LANGUAGE_CODE):
+            payload = {"title": _("Spectacular Bid"), "kind": "your_turn", "text": _("Your turn."),
+                       "url": url, "match_id": m.pk}  # fmt: skip
+        webpush.send_after_commit(uid, payload)
         sent += 1
     return sent

@@ -30,6 +30,7 @@ urlpatterns = [
     path("unblock/", views.relation, {"op": "unblock"}, name="unblock"),
     path("notifications/", views.notifications, name="notifications"),
     path("notifications/toast/", views.toast, name="toast"),
+    path("friends/", views.friends_fragment, name="friends"),
     path("sw.js", views.service_worker, name="sw"),
 ]  # fmt: skip
 

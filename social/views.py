@@ -101,6 +101,17 @@ def notifications(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+def friends_fragment(request: HttpRequest) -> HttpResponse:
+    """The lobby's friends-online card again (it refreshes itself every 20 s)."""
+    from .templatetags.social_tags import friends_online
+
+    ctx = friends_online({"request": request}, request.user)
+    del ctx["csrf_token"]  # the request's own, from render()
+    return render(request, "social/_friends_online.html", ctx)
+
+
+@login_required
+@require_GET
 def toast(request: HttpRequest) -> HttpResponse:
     """The newest unread notification as a toast (fetched by notify.js on a push)."""
     n = (

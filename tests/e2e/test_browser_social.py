@@ -72,14 +72,11 @@ def test_a_challenge_from_a_profile_rings_the_bell_within_a_second_and_accept_st
     _no_sideways_scroll(alice)
     _tap_size_ok(alice, "[data-testid=challenge]")
     alice.click("[data-testid=challenge]")
-    sent = time.monotonic()
+    # Alice's page answers once the challenge is committed; from then on bob's open
+    # page has one second to show it (the pushed frame sets the bell's count).
     alice.wait_for_selector("[data-testid=challenge-pending]")
-
-    bob.wait_for_selector("[data-testid=bell-count]:visible", timeout=3_000)
+    bob.wait_for_selector("[data-testid=bell-count]:visible", timeout=1_000)
     bob.wait_for_selector("[data-testid=toast-accept]:visible", timeout=3_000)
-    # The challenge reached bob's open page within a second of alice's click.
-    # (The count appears from the pushed frame itself, before the toast's fetch.)
-    assert time.monotonic() - sent < 1.0 + 1.0  # one second, plus the form's own round trip
     assert bob.locator("[data-testid=bell-count]").inner_text() == "1"
     text = bob.locator("[data-testid=toast]").inner_text()
     assert f"alice_ch{tag}" in text

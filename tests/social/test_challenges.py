@@ -151,3 +151,17 @@ def test_accepting_takes_both_out_of_the_ranked_queue(api: Any, alice: Any, bob:
 def test_anonymous_calls_get_401(client: Any, db: Any) -> None:
     assert client.get("/api/challenges/").status_code == 401
     assert client.post("/api/challenges/", {}).status_code == 401
+
+
+def test_asking_and_cancelling_again_and_again_is_capped_per_hour(
+    api: Any, alice: Any, bob: Any
+) -> None:
+    from social.challenges import MAX_PER_HOUR
+
+    c = api(alice)
+    for _ in range(MAX_PER_HOUR):
+        ch = _challenge(api, alice, bob).json()
+        c.post_json(f"/api/challenges/{ch['id']}/cancel/")
+    r = _challenge(api, alice, bob)
+    assert r.status_code == 429 and r.json()["code"] == "too_many_challenges"
+    assert Notification.objects.filter(user=bob, kind="challenge").count() == MAX_PER_HOUR

@@ -120,3 +120,22 @@ def test_presence_goes_stale(alice: Any) -> None:
     assert presence.online_ids([alice.pk]) == {alice.pk}
     with time_machine.travel(timezone.now() + presence.ONLINE_FOR + presence.WRITE_EVERY):
         assert presence.online_ids([alice.pk]) == set()
+
+
+def test_the_friends_card_refreshes_itself_with_who_is_online(
+    api: Any, alice: Any, bob: Any
+) -> None:
+    c = api(alice)
+    c.post_json("/api/follows/", {"username": "bob"})
+    assert 'data-testid="friends-none"' in c.get("/friends/").content.decode()
+    _online(bob)
+    html = c.get("/friends/").content.decode()
+    assert 'data-username="bob"' in html and "csrfmiddlewaretoken" in html
+
+
+def test_following_again_rings_the_bell_once_a_day(api: Any, alice: Any, bob: Any) -> None:
+    c = api(alice)
+    for _ in range(3):
+        c.post_json("/api/follows/", {"username": "bob"})
+        c.delete("/api/follows/bob/")
+    assert Notification.objects.filter(user=bob, kind="follow").count() == 1

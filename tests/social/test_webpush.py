@@ -100,20 +100,27 @@ def _drain() -> None:
         webpush._pool = None
 
 
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [("ja", "alice さんからカジュアル対局の申し込みです。"),
+     ("en", "alice challenges you to a casual match.")],
+)  # fmt: skip
 def test_a_challenge_to_a_hidden_page_is_pushed_encrypted_and_signed(
-    api: Any, alice: Any, bob: Any, push_service: PushService
+    api: Any, alice: Any, bob: Any, push_service: PushService, lang: str, text: str
 ) -> None:
     browser = Browser(push_service.url("/push/bob-1"))
-    r = api(bob).post_json("/api/push/", browser.subscription)
+    c = api(bob)
+    c.cookies["django_language"] = lang
+    r = c.post_json("/api/push/", browser.subscription)
     assert r.status_code == 201
-    api(bob).post_json("/api/presence/", {"hidden": True})
+    c.post_json("/api/presence/", {"hidden": True})  # from a page in ``lang``
 
     challenges.create(alice, "bob")
     ((headers, body, _path),) = push_service.wait(1)
 
     payload = browser.read(body)
     assert payload["kind"] == "challenge" and payload["from"] == "alice"
-    assert payload["url"] == "/notifications/"
+    assert payload["url"] == "/notifications/" and payload["text"] == text
     assert headers["content-encoding"] == "aes128gcm"
     # Signed with the site's VAPID key: the one the settings page gives the browser.
     assert f"k={webpush.application_server_key()}" in headers["authorization"]
