@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 
-from tests.e2e.conftest import _free_port, live_server, sign_up
+from tests.e2e.conftest import ARTIFACTS, _free_port, live_server, sign_up
 
 PHONE = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 800}
@@ -83,6 +83,9 @@ def test_a_challenge_from_a_profile_rings_the_bell_within_a_second_and_accept_st
     assert ("カジュアル対局の申し込み" in text) if locale == "ja-JP" else ("challenges you" in text)
     _no_sideways_scroll(bob)
     _tap_size_ok(bob, "[data-testid=toast-accept]")
+    _tap_size_ok(bob, "[data-testid=bell]")
+    ARTIFACTS.mkdir(exist_ok=True)
+    bob.screenshot(path=str(ARTIFACTS / f"social-toast-{tag}-{locale}.png"))
 
     bob.click("[data-testid=toast-accept]")
     bob.wait_for_url("**/matches/*/")
@@ -101,6 +104,7 @@ def test_follow_then_the_friend_is_listed_online_with_a_challenge_button(new_pag
     bob.reload()
     assert bob.locator("[data-testid=bell-count]").inner_text() == "1"  # "alice follows you"
     alice.goto("/")
+    alice.screenshot(path=str(ARTIFACTS / "social-friends-360.png"), full_page=True)
     friend = alice.locator("[data-testid=friends-online] [data-testid=friend]")
     assert friend.count() == 1 and "bob_fo" in friend.inner_text()
     assert "1500?" in friend.inner_text()  # the rating
@@ -159,6 +163,7 @@ def test_settings_save_and_the_data_export_downloads(new_page: Any, tmp_path: Pa
     alice.click("[data-testid=settings-link]")
     alice.wait_for_selector("[data-testid=settings-delete]")
     _no_sideways_scroll(alice)
+    alice.screenshot(path=str(ARTIFACTS / "social-settings-360.png"), full_page=True)
     alice.uncheck("[data-testid=pref-sound]")
     alice.click("[data-testid=settings-save]")
     alice.wait_for_selector(".message--success")
