@@ -61,7 +61,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from . import services
+from . import services, signals
 from .models import Match, QueueEntry
 
 log = logging.getLogger(__name__)
@@ -242,6 +242,7 @@ def _push_paired_after_commit(match_id: int, user_ids: Sequence[int]) -> None:
     def push() -> None:
         for uid in user_ids:
             _send(uid, {"type": "queue.paired", "match_id": match_id, "url": url})
+        signals.ranked_paired.send(sender=Match, match_id=match_id, user_ids=list(user_ids))
 
     transaction.on_commit(push)
 

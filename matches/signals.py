@@ -10,6 +10,8 @@ push to sockets or keep the ranked queue. Instead it sends these signals from
   after the change is committed (a move is never seen before it is durable).
 - :data:`queue_left` — ``user_ids``: players taken out of the ranked queue
   because they now have a match (their lobby pages must be told).
+- :data:`ranked_paired` — ``match_id``, ``user_ids``: the queue paired two
+  players (after the commit; ``social`` notifies them).
 - :data:`lobby_seen` — ``user_id``, ``event`` (``connect``, ``tick`` every 10 s,
   ``disconnect``): a lobby socket is open (sent from its database thread;
   ``social.presence`` keeps who is online).
@@ -20,3 +22,4 @@ from django.dispatch import Signal
 match_changed = Signal()
 queue_left = Signal()
 lobby_seen = Signal()
+ranked_paired = Signal()

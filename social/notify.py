@@ -7,8 +7,8 @@ socket) as ``{"type": "notification", "notification": {...}, "unread": n}``.
 A challenge, and a ranked match found, also go out by Web Push when the player
 opted in and their pages are hidden (``social.presence.is_hidden``).
 
-The ranked match found is heard, not called: a ``post_save`` receiver on new
-ranked ``Match`` rows (:func:`connect_match_found`), so matches/ needs no hook.
+The ranked match found is heard, not called: ``matches.signals.ranked_paired``,
+sent by the queue after a pairing commits (:func:`connect_match_found`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
-from django.db.models.signals import post_save
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import override
 
-from matches.models import Match
 from matches.queue import lobby_group
 
 from . import presence, webpush
@@ -135,13 +133,15 @@ def recent(user: Any, limit: int = 30) -> list[Notification]:
     return list(Notification.objects.filter(user=user).select_related("actor", "challenge")[:limit])
 
 
-def _on_match_saved(sender: Any, instance: Match, created: bool, **kwargs: Any) -> None:
-    if not created or instance.kind != Match.Kind.RANKED:
-        return
-    for uid in (instance.player0_id, instance.player1_id):
-        if uid is not None:
-            notify(uid, Notification.Kind.MATCH_FOUND, match_id=instance.pk, push=True)
+def _on_ranked_paired(sender: Any, match_id: int, user_ids: list[int], **kwargs: Any) -> None:
+    for uid in user_ids:
+        try:
+            notify(uid, Notification.Kind.MATCH_FOUND, match_id=match_id, push=True)
+        except Exception:  # the match is made: a notification is a courtesy
+            log.exception("match-found notification for user %s failed", uid)
 
 
 def connect_match_found() -> None:
-    post_save.connect(_on_match_saved, sender=Match, dispatch_uid="social-match-found")
+    from matches.signals import ranked_paired
+
+    ranked_paired.connect(_on_ranked_paired, dispatch_uid="social-match-found")

@@ -88,3 +88,34 @@ async def test_an_open_lobby_socket_makes_a_followed_player_online(alice: Any, b
         assert listed[0].online and listed[0].match_id is None
     finally:
         await page.disconnect()
+
+
+async def test_a_ranked_pairing_is_a_notification_for_both(alice: Any, bob: Any) -> None:
+    from matches import queue
+
+    page = await connect_lobby(alice)
+    try:
+        await database_sync_to_async(queue.join)(alice, pair=False)
+        result = await database_sync_to_async(queue.join)(bob)
+        assert result.match is not None
+        frame = await _next(page, "notification")
+        assert frame["notification"]["kind"] == "match_found"
+        assert frame["notification"]["url"] == f"/matches/{result.match.pk}/"
+    finally:
+        await page.disconnect()
+
+
+async def test_a_ranked_rematch_is_not_announced_as_a_match_found(alice: Any, bob: Any) -> None:
+    from matches import services
+    from matches.models import Match
+    from social.models import Notification
+
+    def ranked_rematch() -> None:
+        from django.db import transaction
+
+        with transaction.atomic():
+            services.new_match(Match.Kind.RANKED, alice, bob)  # as rematch.py makes it
+
+    await database_sync_to_async(ranked_rematch)()
+    count = await database_sync_to_async(Notification.objects.count)()
+    assert count == 0
