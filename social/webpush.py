@@ -27,7 +27,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from .models import Preferences, PushSubscription
 
@@ -140,3 +140,6 @@ def _deliver(sub_id: int, endpoint: str, p256dh: str, auth: str, payload: dict[s
         log.warning("web push to subscription %s failed: %s", sub_id, status or e)
     except Exception:
         log.exception("web push to subscription %s failed", sub_id)
+    finally:
+        # A pool thread used the database only if a subscription was gone: let it go.
+        connection.close()

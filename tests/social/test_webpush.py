@@ -37,6 +37,7 @@ class PushService:
 
     def __init__(self) -> None:
         self.received: list[tuple[dict[str, str], bytes, str]] = []
+        self.status = 201
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,7 +45,7 @@ class PushService:
                 n = int(self.headers.get("Content-Length", "0"))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 outer.received.append((headers, self.rfile.read(n), self.path))
-                self.send_response(201)
+                self.send_response(outer.status)
                 self.end_headers()
 
             def log_message(self, *args: Any) -> None:
@@ -179,3 +180,16 @@ def test_a_bad_subscription_is_refused(api: Any, bob: Any) -> None:
         assert c.post_json("/api/push/", bad).status_code == 400
     assert not PushSubscription.objects.exists()
     assert len(c.get("/api/push/").json()["public_key"]) == 87  # 65 bytes, base64url
+
+
+def test_a_subscription_the_push_service_calls_gone_is_forgotten(
+    api: Any, alice: Any, bob: Any, push_service: PushService
+) -> None:
+    browser = Browser(push_service.url("/push/bob-gone"))
+    api(bob).post_json("/api/push/", browser.subscription)
+    presence.set_hidden(bob.pk, True)
+    push_service.status = 410  # the browser unsubscribed
+    challenges.create(alice, "bob")
+    push_service.wait(1)
+    _drain()
+    assert not PushSubscription.objects.filter(user=bob).exists()
