@@ -13,7 +13,8 @@ move it with ``time_machine``.
 first; among those who fit, anyone but the opponent either of them just played
 (``last_opponent``, found at join) is preferred; the last opponent is taken only
 when nobody else fits. Among the preferred, the closest rating wins, then the
-longer wait. Seats are drawn at random.
+longer wait. Seats are drawn at random. Two players one of whom blocked the
+other are never paired (:data:`KEEP_APART`, filled by ``social``).
 
 **Why two players never end up in two matches.** Pairing
 (:func:`pair_waiting`) is one transaction that first locks *every* queue entry
