@@ -71,7 +71,10 @@
     socket.addEventListener("message", onMessage);
     socket.addEventListener("close", function (event) {
       if (event.code === 4401 || event.code === 4403) return; // logged out / refused
-      setTimeout(connect, retry);
+      // On a match page the match's own socket reconnects first (a restarted server
+      // serves a live match's seats before anything else): the bell waits a little.
+      var wait = retry + (document.getElementById("sb-match") ? 2000 + Math.random() * 2000 : 0);
+      setTimeout(connect, wait);
       retry = Math.min(retry * 2, 15000);
     });
   }
