@@ -39,6 +39,11 @@
         box.innerHTML = html;
         var t = box.querySelector("[data-unread]");
         if (t) setCount(Number(t.dataset.unread));
+        var close = box.querySelector("[data-role=toast-close]");
+        if (close) close.addEventListener("click", function () { box.innerHTML = ""; });
+        // Out of the way again (it may cover a match's hand); the bell keeps the count.
+        var shown = box.firstElementChild;
+        setTimeout(function () { if (box.firstElementChild === shown) box.innerHTML = ""; }, 20000);
       });
   }
 
