@@ -11,7 +11,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/spectacular
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run dev run-services test check bench bench-bots bench-live bench-load drill demo fmt messages
+.PHONY: run dev run-services test check bench bench-bots bench-live bench-load bench-arena drill demo fmt messages
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -59,7 +59,8 @@ run-services: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy --strict engine bots
+	$(VENV)/bin/mypy --strict engine bots table
+	$(VENV)/bin/lint-imports --no-cache
 
 test: $(STAMP)
 	bash scripts/ensure-programs.sh test
@@ -88,6 +89,17 @@ bench-live: $(STAMP)
 # table per set-up and writes var/bench-load.json. Options: ARGS="--help".
 bench-load: $(STAMP)
 	$(PY) -m loadtest $(ARGS)
+
+# One arena of 500 bots (tournaments/bench.py, then loadtest/arena.py): the pairing
+# pass's time at 500 players (in-process, on BENCH_ARENA_DATABASE_URL, default a
+# scratch SQLite file; a PostgreSQL URL must name a scratch database), then a live
+# arena on the embedded default: standings pushes per socket, move latency with and
+# without the arena. Prints; asserts nothing. ARGS="--players 40 --seconds 30": smaller.
+BENCH_ARENA_DATABASE_URL ?= sqlite:///$(CURDIR)/var/bench-arena.sqlite3
+bench-arena: $(STAMP)
+	mkdir -p var
+	DATABASE_URL="$(BENCH_ARENA_DATABASE_URL)" $(PY) -m tournaments.bench
+	$(PY) -m loadtest.arena $(ARGS)
 
 # The fault drill (loadtest/drill.py): the services set-up's processes started one by
 # one on their own database and Redis db, bots playing through HAProxy while each

@@ -34,7 +34,7 @@ class BotAccountError(Exception):
 
 
 def _lock(user: Any) -> Any:
-    from matches.services import lock_users
+    from matches.play.seating import lock_users
 
     return lock_users([user.pk])[user.pk]
 

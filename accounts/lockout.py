@@ -1,11 +1,25 @@
-"""Log-in lockout (django-axes): the client's address, and the page a locked-out person sees.
+"""Log-in lockout (django-axes): who is locked, the client's address, and the lockout page.
 
-The rules are in settings (``AXES_*``): after ``AXES_FAILURE_LIMIT`` failed
-log-ins for one username, or separately from one IP address, further attempts
-for it are refused for ``AXES_COOLOFF_TIME`` — the right password included, and
-without hashing it, so a flood costs no CPU. Failures older than the cool-off
-no longer count; a success does not wipe them (else logging in to one's own
-account between guesses would reset the counter of the address).
+The rules are in settings (``AXES_*``, ``LOGIN_ADDRESS_FAILURE_LIMIT``):
+
+- ``AXES_FAILURE_LIMIT`` (10) failed log-ins for one username **from one
+  address** lock that pair: that address can no longer try that name. The
+  name's owner, from any other address, still logs in: usernames are public
+  (the leaderboard), so a lock on the name alone would let anyone lock anyone
+  out, again and again.
+- ``LOGIN_ADDRESS_FAILURE_LIMIT`` (50) failures from one address, whatever the
+  names, lock the address: a guesser cannot get round the pair's limit by
+  trying many names.
+
+A locked attempt is refused for ``AXES_COOLOFF_TIME`` — the right password
+included, and without hashing it, so a flood costs no CPU. Failures older than
+the cool-off no longer count; a success does not wipe them (else logging in to
+one's own account between guesses would reset the counter of the address).
+Before any lock, the password throttle (``config.throttle``) already slows an
+address that keeps failing to one answer a second per connection.
+
+Axes has one failure limit for all its lockout parameters; :class:`Handler`
+gives each parameter its own (:func:`parameter_limit`).
 """
 
 from __future__ import annotations
@@ -14,6 +28,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import (
     get_client_parameters,
     get_client_username,
@@ -23,6 +38,7 @@ from axes.helpers import (
 from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
+from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -45,13 +61,49 @@ def client_ip(request: HttpRequest) -> str:
     )
 
 
+def parameter_limit(lookup: dict[str, Any], pair_limit: int) -> int:
+    """The failure limit of one lockout parameter (``lookup``: its filter on the attempts).
+
+    The address alone has ``LOGIN_ADDRESS_FAILURE_LIMIT``; every other
+    parameter (the (username, address) pair) has axes' own limit.
+    """
+    if set(lookup) == {"ip_address"}:
+        return int(getattr(settings, "LOGIN_ADDRESS_FAILURE_LIMIT", pair_limit))
+    return pair_limit
+
+
+class Handler(AxesDatabaseHandler):  # type: ignore[misc]
+    """Axes' database handler, with a failure limit per lockout parameter (``AXES_HANDLER``).
+
+    Axes locks when ``get_failures() >= AXES_FAILURE_LIMIT``. So the failures
+    of each parameter are scaled to that limit, ``failures * L // limit`` (which
+    reaches ``L`` exactly when ``failures`` reaches ``limit``), and the highest
+    is returned.
+    """
+
+    def get_failures(self, request: Any, credentials: dict[str, Any] | None = None) -> int:
+        pair_limit = get_failure_limit(request, credentials)
+        username = get_client_username(request, credentials)
+        lookups = get_client_parameters(
+            username, request.axes_ip_address, request.axes_user_agent, request, credentials
+        )
+        scaled = 0
+        for lookup, attempts in zip(
+            lookups, self.get_user_attempts(request, credentials), strict=True
+        ):
+            failures = attempts.aggregate(n=Sum("failures_since_start"))["n"] or 0
+            scaled = max(scaled, failures * pair_limit // parameter_limit(lookup, pair_limit))
+        return scaled
+
+
 def lockout_ends_at(request: HttpRequest, credentials: dict[str, Any] | None) -> datetime | None:
     """When the lockout that refused ``request`` ends, or None if it is not locked out.
 
-    Each lockout parameter (the username; the address) counts the failures of
-    its attempt records still inside the cool-off. Walking them newest first,
-    the record that brings the count to the limit is the one whose expiry lifts
-    the lock; the latest such expiry over the parameters is when both allow a try.
+    Each lockout parameter (the username and address pair; the address) counts
+    the failures of its attempt records still inside the cool-off. Walking them
+    newest first, the record that brings the count to the parameter's limit is
+    the one whose expiry lifts the lock; the latest such expiry over the
+    parameters is when all of them allow a try.
     """
     cool_off = get_cool_off(request)
     if cool_off is None:
@@ -68,10 +120,10 @@ def lockout_ends_at(request: HttpRequest, credentials: dict[str, Any] | None) ->
             .order_by("-attempt_time")
             .values_list("attempt_time", "failures_since_start")
         )
-        failures = 0
+        failures, own_limit = 0, parameter_limit(lookup, limit)
         for attempt_time, count in rows:
             failures += count
-            if failures >= limit:
+            if failures >= own_limit:
                 ends.append(attempt_time + cool_off)
                 break
     return max(ends, default=None)

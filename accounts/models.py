@@ -38,6 +38,14 @@ class User(AbstractUser):
 
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"
+        constraints = [
+            # One account per computer level: it is found by its level (accounts.reserved).
+            models.UniqueConstraint(
+                fields=["computer_level"],
+                condition=models.Q(computer_level__isnull=False),
+                name="one_account_per_computer_level",
+            )
+        ]
 
     @property
     def plays_as_bot(self) -> bool:

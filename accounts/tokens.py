@@ -10,7 +10,7 @@ A token is never logged: nothing here logs it, and an error names only the code.
 
 **Where it works.** On ``/api/`` and ``/queue/`` (:data:`TOKEN_PATHS`: the
 public protocol's HTTP endpoints) and on the match and lobby sockets
-(``matches.socket_auth``). There it replaces the session: no cookie, CSRF token
+(``matches.realtime.socket_auth``). There it replaces the session: no cookie, CSRF token
 or ``Origin`` is needed, because a browser cannot attach this header to a
 request another site makes it send, which is what CSRF and the Origin check
 defend against. A request that sends the header is judged by it alone, never by

@@ -1,3 +1,4 @@
+import math
 from typing import Any
 
 from django.contrib import messages
@@ -10,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import bot_accounts, email, tokens
+from . import bot_accounts, email, signup_limit, tokens
 from .forms import SignUpForm
 from .mail import mail_is_logged
 from .models import BotToken, User
@@ -31,8 +32,16 @@ def signup(request: HttpRequest) -> HttpResponse:
     """Create an account and log straight in."""
     if request.user.is_authenticated:
         return redirect(safe_next(request))
+    if request.method == "POST":
+        # Over this address's sign-ups: refused before the form is even read.
+        wait = signup_limit.seconds_left(request)
+        if wait is not None:
+            return _signup_refused(request, SignUpForm(request.POST), wait)
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        wait = signup_limit.take(request)
+        if wait is not None:  # the last sign-up allowed went through meanwhile
+            return _signup_refused(request, form, wait)
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         if form.cleaned_data.get("email"):
@@ -77,6 +86,19 @@ def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
         request, _("Your e-mail address %(address)s is confirmed.") % {"address": address}
     )
     return redirect("social:settings" if request.user == user else "login")
+
+
+def _signup_refused(request: HttpRequest, form: SignUpForm, wait_s: int) -> HttpResponse:
+    """The sign-up page again, 429, saying that this address made enough accounts for now."""
+    minutes = max(1, math.ceil(wait_s / 60))
+    response = render(
+        request,
+        "accounts/signup.html",
+        {"form": form, "next": safe_next(request), "limited": {"minutes": minutes}},
+        status=429,
+    )
+    response["Retry-After"] = str(wait_s)
+    return response
 
 
 def profile(request: HttpRequest, username: str) -> HttpResponse:

@@ -2,7 +2,7 @@
 
 Served by Daphne (``python -m config.serve``, or ``daphne config.asgi:application``).
 The WebSocket consumers check the origin and read the session themselves
-(``matches/socket_auth.py``), so that a refused socket gets a close code
+(``matches/realtime/socket_auth.py``), so that a refused socket gets a close code
 (4401, 4403) rather than a failed handshake.
 """
 
@@ -20,7 +20,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-import matches.routing  # noqa: E402
+import matches.realtime.routing  # noqa: E402
+import tournaments.routing  # noqa: E402
 from config import daphne_close  # noqa: E402
 from config.throttle import PasswordThrottle  # noqa: E402
 
@@ -41,6 +42,9 @@ if settings.PASSWORD_THROTTLE_DELAY_MS:
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": URLRouter(matches.routing.websocket_urlpatterns),
+        "websocket": URLRouter(
+            matches.realtime.routing.websocket_urlpatterns
+            + tournaments.routing.websocket_urlpatterns
+        ),
     }
 )

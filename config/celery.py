@@ -4,7 +4,7 @@ Start a worker with ``celery -A config worker -P threads`` (and ``celery -A
 config beat`` for the periodic jobs). Configuration comes from Django settings
 named ``CELERY_*``; tasks are found in each app's ``tasks.py``.
 
-Every worker process also runs the deadline sweeper (``matches.sweeper``) on a
+Every worker process also runs the deadline sweeper (``matches.clock.sweeper``) on a
 thread of its own, from start to shutdown (:class:`SweeperStep`): deadlines
 live in the database, so a worker that was killed loses nothing, and its
 successor resolves whatever fell due meanwhile at its first pass.
@@ -23,17 +23,17 @@ app.autodiscover_tasks()
 
 
 class SweeperStep(bootsteps.StartStopStep):
-    """Runs ``matches.sweeper.SweeperThread`` for the life of the worker."""
+    """Runs ``matches.clock.sweeper.SweeperThread`` for the life of the worker."""
 
     requires = {"celery.worker.components:Timer"}
 
     def start(self, worker: Any) -> None:
-        from matches import sweeper
+        from matches.clock import sweeper
 
         sweeper.start_thread()
 
     def stop(self, worker: Any) -> None:
-        from matches import sweeper
+        from matches.clock import sweeper
 
         sweeper.stop_thread()
 

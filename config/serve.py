@@ -2,11 +2,11 @@
 
 Daphne's own command line, with what a live match needs from its web process:
 
-- **before listening**, the process beats (``matches.liveness``): if the whole
+- **before listening**, the process beats (``matches.clock.liveness``): if the whole
   web tier was down until now, the outage is given back to every running clock
   first, so no frame is ever judged against time in which nobody could send one;
 - the loop's tick, the pulse thread and (embedded default) the sweeper start
-  with the reactor (``matches.periodic``), not with the first socket;
+  with the reactor (``matches.realtime.periodic``), not with the first socket;
 - WebSocket messages are limited to :data:`WS_MAX_MESSAGE` bytes: a frame up to
   that gets the ``too_large`` error frame, a longer one closes the socket with
   1009 (RFC 6455 "message too big"), as docs/protocol.md says;
@@ -35,7 +35,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 log = logging.getLogger("config.serve")
 
-WS_MAX_MESSAGE = 64 * 1024  # the transport limit (services.MAX_FRAME_BYTES is the app's)
+WS_MAX_MESSAGE = 64 * 1024  # the transport limit (MAX_FRAME_BYTES is the app's)
 SHUTDOWN_S = 10.0  # the whole shutdown, start to exit
 DRAIN_S = 3.0  # of which: waiting for sockets to close after the 1012
 
@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> None:
     from twisted.internet import reactor
 
     from config.asgi import application
-    from matches import liveness, periodic, services
+    from matches.clock import liveness
+    from matches.play import timing
+    from matches.realtime import periodic
 
     class WebServer(Server):  # type: ignore[misc]
         ports: list[Any]
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
             super().listen_success(port)
 
     # The start ends any outage of the whole web tier: credited before any frame.
-    liveness.beat(services.now_ms())
+    liveness.beat(timing.now_ms())
     from django.db import connections
 
     connections.close_all()

@@ -23,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from config import secret_key
@@ -152,15 +153,20 @@ INSTALLED_APPS = [
     "django_htmx",
     "health_check",
     "axes",
+    "csp",
     "accounts",
     "matches",
     "ratings",
     "history",
     "social",
+    "tournaments",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy and Permissions-Policy headers (below, "Browser policies").
+    "csp.middleware.CSPMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -177,6 +183,51 @@ MIDDLEWARE = [
     # Last, as django-axes asks: turns a refused log-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+
+# --- Browser policies ---------------------------------------------------------------
+
+# Content-Security-Policy (django-csp): scripts, styles, images and sockets from
+# this site only. No inline script runs and no onclick= handler (page behaviour
+# is in static/js/); a script that must stay inline takes the request's nonce
+# (``{{ request.csp_nonce }}``). Inline style *attributes* stay allowed: the
+# board's size, a clock's bar, a replay's bar widths are computed per page as
+# style="--w: 40%"; a style attribute cannot run code. Pages may not be framed
+# (clickjacking) nor send forms elsewhere. 'self' covers the same host's ws://
+# and wss:// for the match and lobby sockets.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+# Permissions-Policy (django-permissions-policy): no page of ours uses the
+# camera, the microphone, the position or payment, so no page (nor anything
+# injected into one) may ask for them; full screen only for the site itself.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    "accelerometer": [],
+    "camera": [],
+    "display-capture": [],
+    "fullscreen": ["self"],
+    "geolocation": [],
+    "gyroscope": [],
+    "hid": [],
+    "idle-detection": [],
+    "magnetometer": [],
+    "microphone": [],
+    "payment": [],
+    "serial": [],
+    "usb": [],
+    "browsing-topics": [],
+}
 
 ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "config.asgi.application"
@@ -236,7 +287,7 @@ elif _database["ENGINE"] == "django.db.backends.postgresql":
         "max_idle": 60,
     }
 DATABASES = {"default": _database}
-# The web process's match threads (matches/db.py): PostgreSQL's row locks let
+# The web process's match threads (matches/play/db.py): PostgreSQL's row locks let
 # several matches write at once; SQLite serializes every write anyway.
 MATCH_DB_THREADS = envint(
     "MATCH_DB_THREADS", 1 if _database["ENGINE"] == "django.db.backends.sqlite3" else 4
@@ -280,15 +331,16 @@ if REDIS_URL:
         "default": redis_channel_layer(REDIS_URL, prefix=envstr("CHANNEL_LAYER_PREFIX", "asgi"))
     }
 else:
-    # Channels' in-memory layer, cleaning expired messages once a second (matches/layers.py).
-    CHANNEL_LAYERS = {"default": {"BACKEND": "matches.layers.InMemoryLayer"}}
+    # Channels' in-memory layer, cleaning expired messages once a second
+    # (matches/realtime/layers.py).
+    CHANNEL_LAYERS = {"default": {"BACKEND": "matches.realtime.layers.InMemoryLayer"}}
 
-# Where the deadline sweeper runs (matches/sweeper.py): in the web process
+# Where the deadline sweeper runs (matches/clock/sweeper.py): in the web process
 # ("web": the embedded default, one process) or in the Celery workers ("celery").
 MATCH_SWEEPER = envchoice("MATCH_SWEEPER", "celery" if REDIS_URL else "web", ("web", "celery"))
 if MATCH_SWEEPER == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("MATCH_SWEEPER=celery needs REDIS_URL (the Celery broker).")
-# Redis keys of the web tier's proof of life (matches/liveness.py).
+# Redis keys of the web tier's proof of life (matches/clock/liveness.py).
 LIVENESS_PREFIX = envstr("LIVENESS_PREFIX", "sb")
 # host:port players connect to when it is not the web process itself (the proxy):
 # a web process proves life only while that address accepts connections.
@@ -304,7 +356,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_ENABLE_UTC = True
 # Periodic tasks (`celery -A config beat`); the embedded default runs the same
-# jobs on the web process's asyncio loop (matches/periodic.py). A run that waited
+# jobs on the web process's asyncio loop (matches/realtime/periodic.py). A run that waited
 # longer than its period is dropped: the next one does the same work.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "matchmaking-sweep": {
@@ -317,7 +369,28 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": 3.0,
         "options": {"expires": 3.0},
     },
+    # Arenas (tournaments/tasks.py): pairing every 2 s, standings pushed at most once a
+    # second, the hourly and evening arenas made ahead every minute.
+    "arena-pairing": {
+        "task": "tournaments.tasks.arena_pairing",
+        "schedule": 2.0,
+        "options": {"expires": 2.0},
+    },
+    "arena-standings": {
+        "task": "tournaments.tasks.arena_standings",
+        "schedule": 1.0,
+        "options": {"expires": 1.0},
+    },
+    "arena-schedule": {
+        "task": "tournaments.tasks.arena_schedule",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
 }
+# A waiting arena player whose page has been gone this long is paused (tournaments/).
+ARENA_PAUSE_GRACE_S = envint("ARENA_PAUSE_GRACE_S", 20)
+# After a match an arena player rests this long before the next pairing (0: none).
+ARENA_REST_S = envint("ARENA_REST_S", 6)
 
 # The bot tokens' rate limits (django-ratelimit, accounts/tokens.py) count in this
 # cache: Redis when there is one, so that every web process counts the same
@@ -337,10 +410,12 @@ RATELIMIT_USE_CACHE = "ratelimit"
 # rotations per account: "count/period", period s, m, h or d ("120/m").
 BOT_TOKEN_RATE = envrate("BOT_TOKEN_RATE", "120/m")
 BOT_TOKEN_ISSUE_RATE = envrate("BOT_TOKEN_ISSUE_RATE", "10/h")
+# Accounts created per client address (an IPv6 address by its /64), accounts/signup_limit.py.
+SIGNUP_RATE = envrate("SIGNUP_RATE", "10/h")
 
 # --- Load harness --------------------------------------------------------------------
 
-# The echo baseline of `make bench-load` (matches/echo.py): a relay through one
+# The echo baseline of `make bench-load` (matches/realtime/echo.py): a relay through one
 # group_send at /ws/echo/<room>/. Off by default so that production does not expose it.
 BENCH_ECHO = envbool("BENCH_ECHO", False)
 
@@ -356,6 +431,25 @@ except ValueError:
     ) from None
 if not 0 <= COMPUTER_PAUSE_MS[0] <= COMPUTER_PAUSE_MS[1]:
     raise ImproperlyConfigured("COMPUTER_PAUSE_MS must be 0 <= lo <= hi.")
+
+# --- The match's times (RULES §7, §8) -----------------------------------------------
+
+# Every time a match obeys, read through matches/conf.py. Only tests change these
+# (a real match always uses the rules' numbers), so they are not read from the
+# environment.
+MATCH_MAIN_MS = 120_000  # main time per player
+MATCH_DELAY_MS = 10_000  # the delay before each decision's main time runs
+MATCH_START_WINDOW_MS = 60_000  # both press 開始 within this, or the match is aborted
+MATCH_CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
+# After an outage, the seat whose decision it cut is given the time until its socket
+# is back, up to this long (matches/clock/outage.py).
+OUTAGE_REJOIN_MS = 5_000
+# Tests only: the computer decides on a thread of the calling process instead of a
+# process of its own (matches/lobby/computer.py).
+COMPUTER_IN_PROCESS = False
+# The background loops of a web process (matches/realtime/periodic.py): off under
+# tests unless a test turns them on.
+MATCH_BACKGROUND = not TESTING
 
 # --- Deals -------------------------------------------------------------------------
 
@@ -394,15 +488,19 @@ if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Log-in lockout (django-axes, accounts/lockout.py): 10 failed log-ins for one
-# username, or separately from one address, lock it for 15 minutes — the right
-# password too. The attempts live in the database, so every process agrees.
+# username from one address lock that (username, address) pair, and 50 from one
+# address whatever the names lock the address, for 15 minutes — the right
+# password too. The owner of a name, from another address, still logs in. The
+# attempts live in the database, so every process agrees.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses before any hashing
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = 10
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10)  # per (username, address)
+LOGIN_ADDRESS_FAILURE_LIMIT = envint("LOGIN_ADDRESS_FAILURE_LIMIT", 50)  # per address
 AXES_COOLOFF_TIME = timedelta(minutes=15)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "accounts.lockout.Handler"
 # Attempts during a lockout neither count nor push its end back: the time the
 # page promises holds.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False

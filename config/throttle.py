@@ -6,7 +6,7 @@ about 7 ms of CPU, on the process that also relays its players' moves. With a
 handful of connections looping as fast as the answers come, a flood takes what
 CPU it can get, and a live match's moves wait behind it.
 
-So the password forms (log-in, sign-up, password change) are throttled per
+So the password forms (log-in, the admin's log-in, sign-up, password change) are throttled per
 client address, in each web process: the first ``free`` refused posts in
 ``window_s`` pass at once; after that each post waits ``delay_s`` before Django
 sees it (an ``asyncio.sleep``: a waiting request costs no CPU and holds no
@@ -30,7 +30,12 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-PASSWORD_PATHS = ("/accounts/login/", "/signup/", "/accounts/password_change/")
+PASSWORD_PATHS = (
+    "/accounts/login/",
+    "/admin/login/",  # the staff's log-in: the same guessing, the same brake
+    "/signup/",
+    "/accounts/password_change/",
+)
 
 TOO_MANY = (
     "ログインの試行が多すぎます。しばらくしてからもう一度お試しください。\n"

@@ -19,4 +19,5 @@ urlpatterns = [
     path("", include("history.urls")),
     path("", include("rules.urls")),
     path("", include("social.urls")),
+    path("", include("tournaments.urls")),
 ]

@@ -7,15 +7,20 @@ The public surface:
 - ``apply``, ``expire``, ``deadline``, ``credit``, ``legal_actions``, ``forced_action`` —
   play it, with time passed in as integer milliseconds;
 - ``view_for``, ``snapshot`` — what a seat (or a spectator) may see;
+- ``berserk``, ``can_berserk`` — an arena player halving its own main time;
 - ``to_dict``, ``from_dict`` — exact JSON-compatible storage.
 """
 
+from .berserk import berserk, berserk_main_ms, can_berserk
 from .errors import IllegalAction
 from .match import (
     AUCTION,
+    BID_STEP,
     HAND_OVER,
+    LOG_SIZE,
     MATCH_OVER,
     PLAY,
+    SCORE_STEP,
     Action,
     ClockConfig,
     Deal,
@@ -33,6 +38,7 @@ from .match import (
     min_bid,
     new_match,
     next_hand,
+    points_for,
 )
 from .serialize import FORMAT, from_dict, to_dict
 from .tiles import ALL_TILES, Tile, normalize
@@ -41,10 +47,13 @@ from .view import event_for, snapshot, view_for
 __all__ = [
     "ALL_TILES",
     "AUCTION",
+    "BID_STEP",
     "FORMAT",
     "HAND_OVER",
+    "LOG_SIZE",
     "MATCH_OVER",
     "PLAY",
+    "SCORE_STEP",
     "Action",
     "ClockConfig",
     "Deal",
@@ -53,7 +62,10 @@ __all__ = [
     "MatchState",
     "Tile",
     "apply",
+    "berserk",
+    "berserk_main_ms",
     "bid_cost",
+    "can_berserk",
     "clocks_at",
     "credit",
     "deadline",
@@ -67,6 +79,7 @@ __all__ = [
     "new_match",
     "next_hand",
     "normalize",
+    "points_for",
     "snapshot",
     "to_dict",
     "view_for",

@@ -30,6 +30,7 @@ START_BALANCE = 150
 TOTAL_POINTS = 300
 MIN_BID = 15
 BID_STEP = 5
+SCORE_STEP = 5  # an end total that is a positive multiple of this scores (RULES §4)
 JOCKEY_DISCOUNT = 15
 HAND_SIZE = 7
 LOG_SIZE = 16
@@ -606,7 +607,7 @@ def _place(state: MatchState, action: Action, now: int) -> tuple[MatchState, lis
     s.passes = 0
     ends = s.layout.counted_ends()
     total = sum(v for _, v in ends)
-    score = total if total > 0 and total % 5 == 0 else 0
+    score = points_for(total)
     moved = _transfer(s, 1 - p, p, score)
     events: list[Event] = []
     _emit(
@@ -741,6 +742,15 @@ def _encode_event(ev: Event) -> str:
 
 
 # --- what may be done now --------------------------------------------------
+
+
+def points_for(total: int) -> int:
+    """The points an end total scores before the payer's balance caps them (RULES §4).
+
+    >>> [points_for(t) for t in (0, 5, 12, 15)]
+    [0, 5, 0, 15]
+    """
+    return total if total > 0 and total % SCORE_STEP == 0 else 0
 
 
 def bid_cost(state: MatchState, player: int, amount: int) -> int:

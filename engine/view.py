@@ -11,6 +11,7 @@ from typing import Any
 
 from .match import (
     AUCTION,
+    BID_STEP,
     HAND_OVER,
     JOCKEY_DISCOUNT,
     MATCH_OVER,
@@ -140,6 +141,14 @@ def view_for(
             "can_decline": s.bid is None,
             "can_accept": s.bid is not None,
             "accept_cost": None if s.bid is None else bid_cost(s, s.bid[0], s.bid[1]),
+            # The amounts that may be bid, and what each costs if accepted: the
+            # page needs no rules arithmetic of its own.
+            "bid_step": BID_STEP,
+            "costs": []
+            if top is None
+            else [
+                {"amount": a, "cost": bid_cost(s, seat, a)} for a in range(lo, top + 1, BID_STEP)
+            ],
         }
         v["min_bid"] = v["auction"]["min_bid"]
         v["max_bid"] = top

@@ -37,7 +37,7 @@ import engine
 from engine.layout import Layout
 from engine.match import START_BALANCE, MatchState
 from matches.models import Match, MatchEvent
-from matches.render import accept_args, seat_name
+from matches.ui.text import describe, draw_sentence
 
 Tile = tuple[int, int]
 
@@ -278,7 +278,7 @@ def _step(
     drawn = tuple(engine.normalize(d["tile"]) for d in draws if d.get("tile") is not None)
     text = describe(ev, names)
     if drawn:
-        text = f"{_draw_text(draws[0].get('player'), drawn, names)} {text}"
+        text = f"{draw_sentence(draws[0].get('player'), drawn, names)} {text}"
     return Step(
         index=index,
         event=ev,
@@ -297,101 +297,3 @@ def _step(
         tile=_tile(ev.get("tile")) if kind == "place" else None,
         draws=drawn,
     )
-
-
-def _draw_text(player: Any, tiles: tuple[Tile, ...], names: list[str]) -> str:
-    return _("%(name)s draws %(tile)s from the talon.") % {
-        "name": seat_name(names, player),
-        "tile": ", ".join(tile_text(t) for t in tiles),
-    }
-
-
-def tile_text(t: Sequence[int] | None) -> str:
-    """``[3|6]``, low half first, as the rules write tiles."""
-    if t is None:
-        return ""
-    return f"[{t[0]}|{t[1]}]"
-
-
-def side_label(side: str) -> str:
-    labels = {
-        "low": _("low end"),
-        "high": _("high end"),
-        "straight_a": _("straight side A"),
-        "straight_b": _("straight side B"),
-        "branch_a": _("branch A"),
-        "branch_b": _("branch B"),
-    }
-    return labels.get(side, side)
-
-
-def describe(ev: dict[str, Any], names: list[str]) -> str:
-    """One event in a sentence, for the replay's step list."""
-    kind = ev.get("type", "")
-    p = ev.get("player")
-    name = seat_name(names, p)
-    other = seat_name(names, 1 - p) if p in (0, 1) else ""
-    if kind == "hand_start":
-        n = int(ev.get("hand", 0)) + 1
-        jockey = ev.get("jockey")
-        if jockey in (0, 1):
-            return _("Hand %(n)s dealt; %(jockey)s is the jockey: auction for the opening.") % {
-                "n": n,
-                "jockey": names[jockey],
-            }
-        return _("Hand %(n)s dealt; forced opening.") % {"n": n}
-    if kind == "place":
-        params = {"name": name, "tile": tile_text(ev.get("tile")), "score": ev.get("score", 0)}
-        at = ev.get("at")
-        if at is None:
-            text = _("%(name)s opens with %(tile)s.") % params
-        else:
-            params.update(on=tile_text(at.get("tile")), side=side_label(at.get("side", "")))
-            text = _("%(name)s places %(tile)s on %(on)s, %(side)s.") % params
-        if ev.get("score"):
-            text += " " + _("Ends total %(total)s: %(score)s points.") % {
-                "total": ev.get("total"),
-                "score": ev.get("score"),
-            }
-        return text
-    if kind == "draw":
-        return _("%(name)s draws %(tile)s from the talon.") % {
-            "name": name,
-            "tile": tile_text(ev.get("tile")),
-        }
-    if kind == "pass":
-        return _("%(name)s passes.") % {"name": name}
-    if kind == "bid":
-        return _("%(name)s bids %(amount)s.") % {"name": name, "amount": ev.get("amount")}
-    if kind == "accept":
-        return _(
-            "%(name)s accepts the bid of %(amount)s: %(payer)s pays %(cost)s and opens."
-        ) % accept_args(ev, names)
-    if kind == "decline":
-        return _("%(name)s declines: %(jockey)s (the jockey) opens.") % {
-            "name": name,
-            "jockey": other,
-        }
-    if kind == "resign":
-        return _("%(name)s resigns.") % {"name": name}
-    if kind == "timeout":
-        return _("%(name)s runs out of time.") % {"name": name}
-    if kind == "hand_end":
-        if ev.get("how") == "domino":
-            return _("%(name)s goes out and will be the jockey.") % {
-                "name": seat_name(names, ev.get("went_out"))
-            }
-        receiver = ev.get("receiver")
-        if receiver not in (0, 1):
-            return _("Block: equal pips, nothing moves.")
-        return _("Block: %(name)s has fewer pips and receives %(moved)s.") % {
-            "name": names[receiver],
-            "moved": ev.get("moved"),
-        }
-    if kind == "match_end":
-        return _("%(name)s wins the match.") % {"name": seat_name(names, ev.get("winner"))}
-    if kind == "aborted":
-        return _("Aborted before the first move: no result.")
-    if kind in ("voided", "void"):
-        return _("Voided after a service fault: no result, no rating change.")
-    return kind

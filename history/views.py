@@ -26,8 +26,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
-from matches.drawn_board import drawn
 from matches.models import Match
+from matches.ui.board_svg import drawn
 from ratings.models import PlayerRating
 
 from . import replay as replays
@@ -110,7 +110,7 @@ def replay(request: HttpRequest, match_id: int) -> HttpResponse:
     """Step through a match that is over, both hands shown (``?step=N``, from 1).
 
     It opens at step 1, the first deal; each step is one decision, drawn on the
-    live match's board (``matches.drawn_board``).
+    live match's board (``matches.ui.board_svg``).
     """
     m = get_object_or_404(Match.objects.select_related("player0", "player1"), pk=match_id)
     if not m.is_over:

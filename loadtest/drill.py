@@ -57,7 +57,7 @@ RELEASE = "release"  # the Procfile's one-off step, run before the others start
 EXIT_TIMEOUT_S = 15.0  # a SIGTERM'd process must be gone by then (config.serve: 10 s)
 BACK_TIMEOUT_S = 60.0  # after the restart, for every socket to be back
 STUCK_S = 5.0  # a connected seat whose view lags its opponent's this long missed a push
-OUTAGE_VOID_AFTER_S = 180.0  # matches.services.OUTAGE_VOID_AFTER_MS: the one cause of a void
+OUTAGE_VOID_AFTER_S = 180.0  # matches.clock.outage.OUTAGE_VOID_AFTER_MS: the one cause of a void
 # The players' own actions in the event log (the server's forced ones included).
 MOVE_KINDS = ("place", "bid", "accept", "decline")
 SIGNALS = {"TERM": signal.SIGTERM, "KILL": signal.SIGKILL}

@@ -1,7 +1,7 @@
 """Single-purpose measurements: the echo baseline, the login flood, idle lobby sockets.
 
 - :func:`echo`: client A sends on ``/ws/echo/<room>/``, the server ``group_send``s
-  to the room, client B receives (matches/echo.py, on when ``BENCH_ECHO=1``): the
+  to the room, client B receives (matches/realtime/echo.py, on when ``BENCH_ECHO=1``): the
   floor that Daphne and the channel layer set under a move's latency.
 - :func:`login_flood`: workers posting wrong passwords to ``/accounts/login/``,
   one request at a time each, until told to stop.

@@ -58,7 +58,7 @@ def void_after_fault(modeladmin: admin.ModelAdmin, request: Any, queryset: Any) 
     A reason typed into a match's void_reason beforehand is kept; otherwise the
     standard one is shown to the players.
     """
-    from .voiding import VOID_STAFF, void
+    from matches.clock.voiding import VOID_STAFF, void
 
     ids = list(queryset.values_list("pk", flat=True))
     done = void(ids, VOID_STAFF)

@@ -7,9 +7,12 @@ class MatchesConfig(AppConfig):
     verbose_name = "Matches"
 
     def ready(self) -> None:
-        # services announces committed changes; these modules above it push them
+        # matches.play announces committed changes; these modules above it push them
         # (matches/signals.py explains why the arrows point this way).
-        from . import broadcast, queue, signals
+        from matches.lobby import matchmaking as queue
+        from matches.realtime import broadcast
+
+        from . import signals
 
         signals.match_changed.connect(broadcast.on_match_changed, dispatch_uid="broadcast")
         signals.queue_left.connect(queue.on_queue_left, dispatch_uid="queue-left")

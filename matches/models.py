@@ -1,7 +1,7 @@
 """Matches, their append-only event log, and casual invites.
 
 The ``Match`` row is the truth about a live match: the engine state as JSON
-plus a ``version`` that every change bumps. ``matches/services.py`` is the only
+plus a ``version`` that every change bumps. ``matches/play/`` is the only
 writer; it locks the row (``select_for_update``) for every change so that two
 frames, a timer and a worker can never interleave.
 """
@@ -88,8 +88,8 @@ class Match(models.Model):
     computer_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     computer_level = models.PositiveSmallIntegerField(null=True, blank=True)
     rating_delta = models.JSONField(null=True, blank=True)
-    # The last outage given back to this match (matches.liveness): ``{"ms", "seat",
-    # "to"}`` — so the page can say what happened.
+    # The last outage given back to this match, so the page can say what happened:
+    # JSON of matches.play.credit.LastCredit (written by matches/clock/outage.py).
     last_credit = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -204,11 +204,14 @@ class Invite(models.Model):
         return self.status == self.Status.OPEN and timezone.now() >= self.expires_at
 
 
-# --- ranked queue, heartbeats, rematch offers (matches/queue.py, voiding.py, rematch.py) ---
+# --- ranked queue, heartbeats, rematch offers (matches/lobby/, matches/clock/liveness.py) ---
 
 
 class QueueEntry(models.Model):
-    """A player waiting in the ranked queue; ``matches.queue`` is the only writer.
+    """A player waiting in the ranked queue.
+
+    ``matches.lobby.matchmaking`` adds, refreshes and pairs entries; any path
+    into a new match (``matches.play.seating.claim_players``) removes them.
 
     ``rating`` is a snapshot taken at join (ratings only change when a match
     finishes, and a player in a match cannot join). ``last_seen`` is the lobby
@@ -238,7 +241,11 @@ class QueueEntry(models.Model):
 
 
 class Heartbeat(models.Model):
-    """One row per web or worker process; ``matches.voiding`` is the only writer."""
+    """One row per web or worker process, written by ``matches.clock.liveness`` alone.
+
+    Its three writers there: the web tier's beat (which also finds outages), a
+    process's goodbye, and the Celery worker's beat.
+    """
 
     class Kind(models.TextChoices):
         WEB = "web", _("Web process")
@@ -256,7 +263,7 @@ class Heartbeat(models.Model):
 
 
 class RematchOffer(models.Model):
-    """A rematch offered at the end of ``match``; ``matches.rematch`` is the only writer."""
+    """A rematch offered at the end of ``match``; ``matches.lobby.rematch`` is the only writer."""
 
     class Status(models.TextChoices):
         OPEN = "open", _("Open")

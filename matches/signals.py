@@ -1,13 +1,17 @@
-"""What ``matches.services`` announces after a commit; the modules above it listen.
+"""What ``matches.play`` announces after a commit; the modules above it listen.
 
-``services`` is the bottom of ``matches/``: it never imports the modules that
-push to sockets or keep the ranked queue. Instead it sends these signals from
+``matches.play`` is the bottom of ``matches/``: it never imports the modules
+that push to sockets or keep the ranked queue. Instead it sends these signals from
 ``transaction.on_commit`` hooks, and those modules connect their receivers in
 ``MatchesConfig.ready`` (``matches/apps.py``).
 
-- :data:`match_changed` — ``change``: a :class:`matches.services.Change`, the
+- :data:`match_changed` — ``change``: a :class:`matches.play.audience.Change`, the
   match's new version with one ready-made state frame per audience. Sent only
   after the change is committed (a move is never seen before it is durable).
+- :data:`match_starting` — ``match``, ``state``: sent inside the transaction
+  in which both pressed 開始, with the first engine state; a receiver may
+  return a replacement state (the arena's berserk halves a seat's main time
+  before any clock runs, ``tournaments``).
 - :data:`queue_left` — ``user_ids``: players taken out of the ranked queue
   because they now have a match (their lobby pages must be told).
 - :data:`ranked_paired` — ``match_id``, ``user_ids``: the queue paired two
@@ -20,6 +24,7 @@ push to sockets or keep the ranked queue. Instead it sends these signals from
 from django.dispatch import Signal
 
 match_changed = Signal()
+match_starting = Signal()
 queue_left = Signal()
 lobby_seen = Signal()
 ranked_paired = Signal()

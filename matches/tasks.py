@@ -1,7 +1,7 @@
 """Celery tasks (used when ``REDIS_URL`` is set).
 
 Deadlines are not tasks: the sweeper thread of every worker finds them in the
-database (``matches.sweeper``, started by ``SweeperStep`` in config/celery.py).
+database (``matches.clock.sweeper``, started by ``SweeperStep`` in config/celery.py).
 """
 
 from __future__ import annotations
@@ -12,6 +12,6 @@ from celery import shared_task
 @shared_task(ignore_result=True)
 def matchmaking_sweep() -> int:
     """Every 2 s (Celery beat): drop absent and busy queue entries, pair whoever fits."""
-    from .queue import sweep
+    from matches.lobby.matchmaking import sweep
 
     return len(sweep())

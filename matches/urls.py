@@ -1,6 +1,9 @@
 from django.urls import path
 
-from . import queue_urls, views
+from matches.api import urls as api_urls
+from matches.lobby import urls as lobby_urls
+
+from . import views
 
 app_name = "matches"
 
@@ -14,12 +17,7 @@ urlpatterns = [
     path("matches/same-device/", views.same_device_create, name="same_device_create"),
     path("matches/computer/", views.computer_create, name="computer_create"),
     path("matches/<int:match_id>/", views.match_page, name="match"),
-    path("api/matches/live/", views.api_live_matches, name="api_live"),
-    path("api/matches/same-device/", views.api_same_device_create, name="api_same_device"),
-    path("api/matches/computer/", views.api_computer_create, name="api_computer"),
-    path("api/matches/<int:match_id>/state/", views.api_match_state, name="api_state"),
-    path("api/invites/", views.api_invite_create, name="api_invite_create"),
-    path("api/invites/<str:code>/accept/", views.api_invite_accept, name="api_invite_accept"),
 ]
 
-urlpatterns += queue_urls.urlpatterns  # ranked queue and rematch
+urlpatterns += lobby_urls.urlpatterns  # the ranked queue and rematch
+urlpatterns += api_urls.urlpatterns  # the JSON API

@@ -1,16 +1,16 @@
-"""HTTP views: the lobby, invites, same-device matches, the match page, a small JSON API.
+"""HTML views: the lobby, invites, same-device and computer matches, the match page.
 
-Thin like the consumers: every change goes through ``matches.services``.
+Thin like the consumers: each change is one call into ``matches.lobby`` or
+``matches.play``; the JSON endpoints are ``matches.api``.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -18,35 +18,35 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from accounts.api import not_logged_in
-from rules.examples import time_control
+from matches.lobby.invites import accept_invite, cancel_invite, create_invite, create_same_device
+from matches.play.errors import ServiceError
+from matches.play.seating import live_matches_of, watchable
+from matches.play.store import current_view
+from matches.ui.text import time_control
 
-from . import services
 from .models import Invite
 
 
 def lobby(request: HttpRequest) -> HttpResponse:
-    from .computer import LEVELS
+    from matches.lobby.computer import LEVELS
 
     ctx: dict[str, Any] = {"time_control": time_control(), "computer_levels": LEVELS.items()}
     if request.user.is_authenticated:
-        ctx["live_matches"] = services.live_matches_of(request.user)
+        ctx["live_matches"] = live_matches_of(request.user)
         playing = next((m for m in ctx["live_matches"] if m.status == m.Status.LIVE), None)
         if playing is not None:
             # A player whose match is under way belongs there, not in a new one.
             messages.info(request, _("Your match is under way: back to it."))
             return redirect("matches:match", match_id=playing.pk)
         # Live now: the matches anyone may watch, the user's own left to the list above.
-        ctx["watchable"] = [m for m in services.watchable() if not m.seats_of(request.user.pk)]
+        ctx["watchable"] = [m for m in watchable() if not m.seats_of(request.user.pk)]
         ctx["open_invites"] = Invite.objects.filter(
             creator=request.user, status=Invite.Status.OPEN
         )[:10]
     return render(request, "lobby/home.html", ctx)
 
 
-def _refused(
-    request: HttpRequest, e: services.ServiceError, fallback: HttpResponse
-) -> HttpResponse:
+def _refused(request: HttpRequest, e: ServiceError, fallback: HttpResponse) -> HttpResponse:
     """Say why; a player who is busy in a match goes back to it."""
     messages.error(request, e.message)
     if e.match_id is not None and e.code == "busy":
@@ -58,8 +58,8 @@ def _refused(
 @require_POST
 def invite_create(request: HttpRequest) -> HttpResponse:
     try:
-        inv = services.create_invite(request.user)
-    except services.ServiceError as e:
+        inv = create_invite(request.user)
+    except ServiceError as e:
         return _refused(request, e, redirect("matches:lobby"))
     return redirect("matches:invite", code=inv.code)
 
@@ -108,9 +108,13 @@ def invite_status(request: HttpRequest, code: str) -> HttpResponse:
 @require_POST
 def invite_accept(request: HttpRequest, code: str) -> HttpResponse:
     try:
-        m = services.accept_invite(code, request.user)
-    except services.ServiceError as e:
-        back = redirect("matches:invite", code=code) if e.code != "not_found" else redirect("/")
+        m = accept_invite(code, request.user)
+    except ServiceError as e:
+        back = (
+            redirect("matches:invite", code=code)
+            if e.code != "not_found"
+            else redirect("matches:lobby")
+        )
         return _refused(request, e, back)
     return redirect("matches:match", match_id=m.pk)
 
@@ -119,8 +123,8 @@ def invite_accept(request: HttpRequest, code: str) -> HttpResponse:
 @require_POST
 def invite_cancel(request: HttpRequest, code: str) -> HttpResponse:
     try:
-        services.cancel_invite(code, request.user)
-    except services.ServiceError as e:
+        cancel_invite(code, request.user)
+    except ServiceError as e:
         messages.error(request, e.message)
     return redirect("matches:lobby")
 
@@ -129,8 +133,8 @@ def invite_cancel(request: HttpRequest, code: str) -> HttpResponse:
 @require_POST
 def same_device_create(request: HttpRequest) -> HttpResponse:
     try:
-        m = services.create_same_device(request.user, request.POST.get("guest_name", ""))
-    except services.ServiceError as e:
+        m = create_same_device(request.user, request.POST.get("guest_name", ""))
+    except ServiceError as e:
         return _refused(request, e, redirect("matches:lobby"))
     return redirect("matches:match", match_id=m.pk)
 
@@ -139,11 +143,11 @@ def same_device_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 def computer_create(request: HttpRequest) -> HttpResponse:
     """Play the computer at the level chosen in the lobby (casual, unrated)."""
-    from . import computer
+    from matches.lobby import computer
 
     try:
         m = computer.play(request.user, _level(request.POST.get("level")))
-    except services.ServiceError as e:
+    except ServiceError as e:
         return _refused(request, e, redirect("matches:lobby"))
     return redirect("matches:match", match_id=m.pk)
 
@@ -160,117 +164,11 @@ def _level(raw: Any) -> int:
 def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
     try:
         # Anyone logged in who holds no seat watches (the spectators' view).
-        m, view = services.current_view(match_id, request.user, watch=True)
-    except services.ServiceError as e:
+        m, view = current_view(match_id, request.user, watch=True)
+    except ServiceError as e:
         raise Http404(e.message) from None
-    from .render import page_context
+    from matches.ui.fragments import page_context
 
     ctx = page_context(view)
     ctx.setdefault("match_obj", m)
     return render(request, "matches/match.html", ctx)
-
-
-# --- JSON API for scripted clients (docs/protocol.md) ------------------------
-
-
-def _api_user(request: HttpRequest) -> JsonResponse | None:
-    # accounts.api.api_login_required answers anonymous /api/ calls first; this
-    # keeps each view safe on its own.
-    return None if request.user.is_authenticated else not_logged_in()
-
-
-def _error(e: services.ServiceError, status: int = 400) -> JsonResponse:
-    body: dict[str, Any] = {"code": e.code, "message": e.message}
-    if e.match_id is not None:
-        body["match_id"] = e.match_id  # the match a busy player should go back to
-    return JsonResponse(body, status=status)
-
-
-@require_GET
-def api_match_state(request: HttpRequest, match_id: int) -> JsonResponse:
-    if (denied := _api_user(request)) is not None:
-        return denied
-    try:
-        m, view = services.current_view(match_id, request.user)
-    except services.ServiceError as e:
-        return _error(e, 404 if e.code == "not_found" else 403)
-    return JsonResponse({"type": "state", "version": m.version, "view": view})
-
-
-@require_POST
-def api_invite_create(request: HttpRequest) -> JsonResponse:
-    if (denied := _api_user(request)) is not None:
-        return denied
-    try:
-        inv = services.create_invite(request.user)
-    except services.ServiceError as e:
-        return _error(e, 429)
-    url = request.build_absolute_uri(reverse("matches:invite", kwargs={"code": inv.code}))
-    return JsonResponse({"code": inv.code, "url": url, "expires_at": inv.expires_at.isoformat()})
-
-
-@require_POST
-def api_invite_accept(request: HttpRequest, code: str) -> JsonResponse:
-    if (denied := _api_user(request)) is not None:
-        return denied
-    try:
-        m = services.accept_invite(code, request.user)
-    except services.ServiceError as e:
-        return _error(e, 404 if e.code == "not_found" else 409)
-    return JsonResponse({"match_id": m.pk, "ws": f"/ws/matches/{m.pk}/"})
-
-
-@require_POST
-def api_same_device_create(request: HttpRequest) -> JsonResponse:
-    if (denied := _api_user(request)) is not None:
-        return denied
-    try:
-        body = json.loads(request.body or b"{}")
-        name = body.get("guest_name", "") if isinstance(body, dict) else ""
-        m = services.create_same_device(request.user, name if isinstance(name, str) else "")
-    except ValueError:
-        return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
-    except services.ServiceError as e:
-        return _error(e)
-    return JsonResponse({"match_id": m.pk, "ws": f"/ws/matches/{m.pk}/"})
-
-
-@require_POST
-def api_computer_create(request: HttpRequest) -> JsonResponse:
-    """``{"level": 1|2|3}`` → a casual match against the computer (docs/protocol.md)."""
-    from . import computer
-
-    if (denied := _api_user(request)) is not None:
-        return denied
-    try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
-        return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
-    level = body.get("level") if isinstance(body, dict) else None
-    try:
-        m = computer.play(request.user, level if type(level) is int else 0)
-    except services.ServiceError as e:
-        return _error(e)
-    return JsonResponse({"match_id": m.pk, "ws": f"/ws/matches/{m.pk}/"})
-
-
-@require_GET
-def api_live_matches(request: HttpRequest) -> JsonResponse:
-    if (denied := _api_user(request)) is not None:
-        return denied
-    uid = request.user.pk
-    return JsonResponse(
-        {
-            "matches": [
-                {
-                    "id": m.pk,
-                    "kind": m.kind,
-                    "status": m.status,
-                    "seats": m.seats_of(uid),
-                    "names": m.names(),
-                    "ws": f"/ws/matches/{m.pk}/",
-                }
-                for m in services.live_matches_of(request.user)
-            ]
-        }
-    )

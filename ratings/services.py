@@ -1,7 +1,7 @@
 """Settling rated matches, and ratings for display. The only writer of ``ratings`` rows.
 
 ``settle_match`` runs inside the transaction that finishes the match
-(``matches.services._finish_if_over`` calls it), so a match is never finished
+(``matches.play.act.finish_if_over`` calls it), so a match is never finished
 without its rating change nor rated without being finished: a crash rolls
 back both. Only ranked matches between two accounts that end by balance, time
 or resign are rated; aborted and voided matches never are (RULES §1, §8).

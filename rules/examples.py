@@ -3,7 +3,7 @@
 The figures are the original rules page's (``shared/seed/``), which are also the
 rows of RULES §4's table: each is a layout built with the engine's ``Layout``
 from the placements listed here, and drawn by the live board's geometry
-(``matches.drawn_board``). The auction and clock examples run a real engine
+(``matches.ui.board_svg``). The auction and clock examples run a real engine
 match; the block examples use the engine's own settlement arithmetic.
 """
 
@@ -17,8 +17,8 @@ import engine
 from engine.layout import Layout, Position
 from engine.match import JOCKEY_DISCOUNT, round_to_five
 from engine.tiles import Tile, hand_pips
-from matches.drawn_board import drawn
-from matches.render import side_label, tile_label
+from matches.ui.board_svg import drawn
+from matches.ui.text import side_label, tile_label, time_control
 
 Placement = tuple[Tile, Position | None]
 
@@ -187,26 +187,13 @@ def block_examples() -> list[dict[str, Any]]:
     return out
 
 
-def time_control() -> dict[str, Any]:
-    """The platform's clock (RULES §7): main time for the whole match and the delay, in s."""
-    from matches.services import match_clock
-
-    clock = match_clock()
-    main_s = clock.main_ms // 1000
-    return {
-        "main_s": main_s,
-        "main_min": main_s // 60 if main_s % 60 == 0 else round(main_s / 60, 1),
-        "delay_s": clock.delay_ms // 1000,
-    }
-
-
 def clock_examples() -> list[dict[str, Any]]:
     """Decisions of 8 s and 13 s as the engine's clock charges them.
 
     In a real auction the opponent bids after the first time and the jockey
     accepts after the second; each line gives the main time before and after.
     """
-    from matches.services import match_clock
+    from matches.conf import match_clock
 
     clock = match_clock()
     state = _example_match(clock)

@@ -26,9 +26,10 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from history import replay as replays
-from matches import services
 from matches.models import Match, QueueEntry
-from matches.services import ServiceError
+from matches.play import seating
+from matches.play.errors import ServiceError
+from matches.ui.text import draw_sentence
 from ratings.models import RatingChange
 from ratings.services import rating_of
 
@@ -70,7 +71,7 @@ def _visible_step(step: Any, mine: list[int], names: list[str]) -> dict[str, Any
             out["draws"] = _tiles(step.draws)
         else:
             # The replay's sentence names the drawn tiles: the opponent's are not ours to see.
-            prefix = replays._draw_text(step.player, step.draws, names)
+            prefix = draw_sentence(step.player, step.draws, names)
             text = text[len(prefix) :].lstrip()
             out["draws_count"] = len(step.draws)
             text = (
@@ -145,8 +146,8 @@ def export(user: Any) -> dict[str, Any]:
 @transaction.atomic
 def delete_account(user: Any) -> str:
     """Anonymise ``user`` (see the module docstring); the new name."""
-    services.lock_users([user.pk])
-    busy = services.open_matches_of([user.pk])
+    seating.lock_users([user.pk])
+    busy = seating.open_matches_of([user.pk])
     if busy:
         raise ServiceError("busy", _("Finish your current match first."), match_id=busy[0].pk)
     User = get_user_model()

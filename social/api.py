@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.api import not_logged_in
-from matches.services import ServiceError
+from matches.play.errors import ServiceError
 
 from . import blocks, challenges, friends, notify, presence, webpush
 

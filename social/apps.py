@@ -10,7 +10,9 @@ class SocialConfig(AppConfig):
         # social sits on top of matches: matches never imports it, it listens
         # (the lobby socket's presence, new matches) and registers the queue's
         # keep-apart rule (blocks).
-        from matches import periodic, queue, signals
+        from matches import signals
+        from matches.lobby import matchmaking as queue
+        from matches.realtime import periodic
 
         from . import blocks, notify, presence, turns
 

@@ -3,7 +3,7 @@
 A block works one way in what it hides (the blocker no longer sees the blocked
 player's name in the lobby) and both ways in what it prevents: neither can
 challenge the other (``403 blocked``), and the ranked queue never pairs them
-(``matches.queue.KEEP_APART``). Blocking also cancels the open challenges
+(``matches.lobby.matchmaking.KEEP_APART``). Blocking also cancels the open challenges
 between the two and ends the blocker's follow.
 """
 
@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from matches.services import ServiceError
+from matches.play.errors import ServiceError
 
 from .models import Block, Challenge, Follow
 

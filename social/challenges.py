@@ -30,9 +30,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from matches import services
 from matches.models import Match
-from matches.services import ServiceError
+from matches.play import seating
+from matches.play.errors import ServiceError
 
 from . import blocks, notify
 from .models import Challenge
@@ -67,8 +67,8 @@ def create(user: Any, username: Any) -> Challenge:
     if blocks.is_blocked_between(user.pk, target.pk):
         raise ServiceError("blocked", _("You cannot challenge this player."))
     with transaction.atomic():
-        services.lock_users([user.pk, target.pk])
-        services.check_free(user, opponent=target)
+        seating.lock_users([user.pk, target.pk])
+        seating.check_free(user, opponent=target)
         mine = _open(Challenge.objects.filter(challenger=user))
         same = mine.filter(challenged=target).first()
         if same is not None:
@@ -122,8 +122,8 @@ def accept(challenge_id: int, user: Any) -> Match:
     _still_open(ch)
     if blocks.is_blocked_between(ch.challenger_id, ch.challenged_id):
         raise ServiceError("blocked", _("You cannot challenge this player."))
-    services.claim_players([user, ch.challenger])
-    m = services.new_match(Match.Kind.CASUAL, ch.challenger, user)
+    seating.claim_players([user, ch.challenger])
+    m = seating.new_match(Match.Kind.CASUAL, ch.challenger, user)
     ch.status = Challenge.Status.ACCEPTED
     ch.match = m
     ch.save(update_fields=["status", "match"])

@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import override
 
-from matches.queue import lobby_group
+from matches.lobby.matchmaking import lobby_group
 
 from . import presence, webpush
 from .models import Notification

@@ -1,7 +1,7 @@
 """Who is online: a lobby socket seen in the last :data:`ONLINE_FOR`.
 
 Every page of a logged-in player opens the lobby socket (``static/js/notify.js``:
-the bell), and the socket (``matches.lobby_consumer``) announces itself through
+the bell), and the socket (``matches.realtime.lobby_consumer``) announces itself through
 ``matches.signals.lobby_seen`` on connect, every 10 s while open, and on close.
 The stamp is written at most once per :data:`WRITE_EVERY` per player, so an
 idle page costs one small UPDATE every half minute. A player is **online**

@@ -21,7 +21,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.mail import mail_is_logged
-from matches.services import ServiceError
+from matches.play.errors import ServiceError
 
 from . import account, webpush
 from .models import Preferences, PushSubscription

@@ -2,7 +2,7 @@
 
 Not on the move's path (a move must not wait for a query of ours): a pass
 every :data:`EVERY_S` (``social.tasks.push_turns`` on Celery beat, or the
-embedded loop through ``matches.periodic.EXTRA_JOBS``) looks only at the
+embedded loop through ``matches.realtime.periodic.EXTRA_JOBS``) looks only at the
 players who opted in and whose pages are hidden or gone, finds their live
 matches where the seat to act is theirs, and pushes once per decision
 (``Presence.turn_pushed`` keeps the last ``match:version`` announced).

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.views import safe_next
-from matches.services import ServiceError
+from matches.play.errors import ServiceError
 
 from . import blocks, challenges, notify
 

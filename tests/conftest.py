@@ -130,14 +130,30 @@ def pytest_make_collect_report(
 
 @pytest.fixture(autouse=True)
 def _match_threads_let_go() -> Iterator[None]:
-    """The web process's match threads keep their connections (matches/db.py): after
+    """The web process's match threads keep their connections (matches/play/db.py): after
     each test they give them back, so the test database can be flushed and dropped."""
     yield
     import sys
 
-    db = sys.modules.get("matches.db")  # only if a test used them
+    db = sys.modules.get("matches.play.db")  # only if a test used them
     if db is not None:
         db.close_connections()
+
+
+@pytest.fixture(autouse=True)
+def _rate_limits_start_empty() -> None:
+    """Each test starts with no sign-ups or token calls counted (the ``ratelimit`` cache
+    is this process's memory in tests, kept between tests otherwise)."""
+    from django.conf import settings
+
+    if not settings.configured:  # a pytest run without Django (tests of the test rules)
+        return
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    cache = caches["ratelimit"]
+    if isinstance(cache, LocMemCache):  # never a shared Redis's flush
+        cache.clear()
 
 
 @pytest.fixture(scope="session")

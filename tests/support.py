@@ -17,9 +17,13 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 import engine
-from matches import services
-from matches.lobby_consumer import LobbyConsumer
+from matches.lobby.invites import accept_invite, create_invite, create_same_device
 from matches.models import Match
+from matches.play import timing
+from matches.play.act import Outcome, act
+from matches.play.audience import Change
+from matches.play.seating import new_match
+from matches.realtime.lobby_consumer import LobbyConsumer
 from matches.signals import match_changed
 
 PASSWORD = "correct horse battery staple"  # everyone's, in the folders that log in
@@ -38,7 +42,7 @@ def use_embedded_default(settings: Any, *, deal_seed: int | None = None) -> Any:
     no background loops; random deals unless ``deal_seed`` is given."""
     settings.MATCH_SWEEPER = "web"
     settings.REDIS_URL = ""
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "matches.layers.InMemoryLayer"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "matches.realtime.layers.InMemoryLayer"}}
     settings.DEAL_SEED = deal_seed
     settings.MATCH_BACKGROUND = False
     return settings
@@ -60,7 +64,7 @@ def frame_for(action: engine.Action, version: int | None = None) -> dict[str, An
     return frame
 
 
-# What a browser on this site sends with every WebSocket (matches/socket_auth.py).
+# What a browser on this site sends with every WebSocket (matches/realtime/socket_auth.py).
 SITE_HEADERS = [(b"host", b"localhost"), (b"origin", b"http://localhost")]
 
 
@@ -74,11 +78,11 @@ async def connect_lobby(user: Any) -> WebsocketCommunicator:
 
 
 @contextlib.contextmanager
-def capture_changes() -> Iterator[list[services.Change]]:
-    """Every change ``matches.services`` publishes (after its commit) while inside."""
-    seen: list[services.Change] = []
+def capture_changes() -> Iterator[list[Change]]:
+    """Every change ``matches.play`` publishes (after its commit) while inside."""
+    seen: list[Change] = []
 
-    def keep(sender: Any, change: services.Change, **kwargs: Any) -> None:
+    def keep(sender: Any, change: Change, **kwargs: Any) -> None:
         seen.append(change)
 
     match_changed.connect(keep, dispatch_uid="tests.capture_changes")
@@ -89,25 +93,25 @@ def capture_changes() -> Iterator[list[services.Change]]:
 
 
 class Tables:
-    """Make matches through ``matches.services``, act in them, and play them on."""
+    """Make matches through ``matches.play``, act in them, and play them on."""
 
     def ranked(self, a: Any, b: Any) -> Match:
         # The ranked queue's constructor, until a public one exists.
         with transaction.atomic():
-            return services.new_match(Match.Kind.RANKED, a, b)
+            return new_match(Match.Kind.RANKED, a, b)
 
     def casual(self, a: Any, b: Any) -> Match:
-        return services.accept_invite(services.create_invite(a).code, b)
+        return accept_invite(create_invite(a).code, b)
 
     def same_device(self, a: Any, guest: str = "Guest") -> Match:
-        return services.create_same_device(a, guest)
+        return create_same_device(a, guest)
 
     def fresh(self, m: Match) -> Match:
         return Match.objects.select_related("player0", "player1").get(pk=m.pk)
 
-    def act(self, m: Match, user: Any, op: str, **extra: Any) -> services.Outcome:
+    def act(self, m: Match, user: Any, op: str, **extra: Any) -> Outcome:
         frame = {"op": op, "version": self.fresh(m).version, **extra}
-        return services.act(m.pk, user, frame, services.now_ms())
+        return act(m.pk, user, frame, timing.now_ms())
 
     def start(self, m: Match) -> Match:
         """Press 開始 for every seat."""

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from django import template
 
-from ..replay import side_label as _side_label
-from ..replay import tile_text
+from matches.ui.text import side_label as _side_label
+from matches.ui.text import tile_label as tile_text
 
 register = template.Library()
 

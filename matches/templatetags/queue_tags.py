@@ -13,6 +13,6 @@ register = template.Library()
 def queue_status(user: Any) -> dict[str, Any] | None:
     if user is None or not user.is_authenticated:
         return None
-    from matches.queue_views import card_context
+    from matches.lobby.views import card_context
 
     return card_context(user)

@@ -279,8 +279,9 @@
   function clampBid(v) {
     var i = bidInput();
     var lo = Number(i.min), hi = Number(i.max);
+    var step = Number(i.step) || 1; // the engine's bid step, from the view
     if (isNaN(v)) v = lo;
-    v = Math.round(v / 5) * 5;
+    v = lo + Math.round((v - lo) / step) * step;
     return Math.max(lo, Math.min(hi, v));
   }
 
@@ -290,7 +291,13 @@
     if (!i || !out) return;
     var v = Number(i.value);
     if (isNaN(v)) return;
-    out.textContent = String(Math.max(0, v - Number(i.dataset.discount || 0)));
+    // Each amount's cost comes with the view (the engine applies the jockey's discount).
+    var cost = null;
+    (i.dataset.costs || "").split(" ").forEach(function (pair) {
+      var kv = pair.split(":");
+      if (Number(kv[0]) === v) cost = kv[1];
+    });
+    if (cost !== null) out.textContent = cost;
   }
 
   function onOp(btn) {

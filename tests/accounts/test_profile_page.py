@@ -9,17 +9,19 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.stats import Record, record_for
-from matches import services
+from matches.lobby.invites import accept_invite, create_invite, create_same_device
 from matches.models import Match
+from matches.play import timing
+from matches.play.act import act
 
 
 def live_match(player0: Any, player1: Any) -> Match:
     """A casual match between two accounts, both having pressed Start."""
-    invite = services.create_invite(player0)
-    match = services.accept_invite(invite.code, player1)
+    invite = create_invite(player0)
+    match = accept_invite(invite.code, player1)
     for user in (player0, player1):
         match.refresh_from_db()
-        services.act(match.pk, user, {"op": "start", "version": match.version}, services.now_ms())
+        act(match.pk, user, {"op": "start", "version": match.version}, timing.now_ms())
     match.refresh_from_db()
     assert match.status == Match.Status.LIVE
     return match
@@ -27,7 +29,7 @@ def live_match(player0: Any, player1: Any) -> Match:
 
 def resign(match: Match, user: Any) -> None:
     match.refresh_from_db()
-    services.act(match.pk, user, {"op": "resign", "version": match.version}, services.now_ms())
+    act(match.pk, user, {"op": "resign", "version": match.version}, timing.now_ms())
     match.refresh_from_db()
     assert match.status == Match.Status.FINISHED
 
@@ -63,8 +65,8 @@ def test_it_counts_a_won_and_a_lost_match(client: Client, alice: Any, bob: Any) 
 
 
 def test_unfinished_and_aborted_matches_do_not_count(alice: Any, bob: Any, charlie: Any) -> None:
-    waiting = services.accept_invite(services.create_invite(alice).code, charlie)
-    services.act(waiting.pk, charlie, {"op": "resign", "version": waiting.version}, 0)
+    waiting = accept_invite(create_invite(alice).code, charlie)
+    act(waiting.pk, charlie, {"op": "resign", "version": waiting.version}, 0)
     waiting.refresh_from_db()
     assert waiting.status == Match.Status.ABORTED
     live_match(alice, bob)
@@ -73,8 +75,8 @@ def test_unfinished_and_aborted_matches_do_not_count(alice: Any, bob: Any, charl
 
 
 def test_same_device_practice_does_not_count(alice: Any) -> None:
-    match = services.create_same_device(alice, "guest")
-    services.act(match.pk, alice, {"op": "start", "version": match.version}, services.now_ms())
+    match = create_same_device(alice, "guest")
+    act(match.pk, alice, {"op": "start", "version": match.version}, timing.now_ms())
     resign(match, alice)
     assert record_for(alice) == Record()
 

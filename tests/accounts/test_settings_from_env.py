@@ -84,7 +84,7 @@ def test_nothing_set_gives_the_embedded_default() -> None:
     assert s["DEBUG"] is False
     assert s["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "[::1]"]
     assert s["ENGINE"] == "django.db.backends.sqlite3"
-    assert s["LAYER"] == "matches.layers.InMemoryLayer"
+    assert s["LAYER"] == "matches.realtime.layers.InMemoryLayer"
     assert s["MATCH_SWEEPER"] == "web"
     assert s["BROKER"] == "memory://"
     assert s["DEAL_SEED"] is None

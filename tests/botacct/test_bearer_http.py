@@ -13,8 +13,10 @@ import pytest
 from django.test import Client
 
 from accounts import bot_accounts
-from matches import queue, services
+from matches.lobby import matchmaking as queue
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Invite, Match, QueueEntry
+from matches.play.errors import ServiceError
 from tests.botacct.conftest import bearer, make_bot
 
 
@@ -36,7 +38,7 @@ def test_a_bot_accepts_an_invite_and_gets_a_casual_match_with_the_badge_in_its_v
     robo: tuple[Any, str], alice: Any
 ) -> None:
     user, token = robo
-    code = services.create_invite(alice).code
+    code = create_invite(alice).code
     accepted = csrf_client().post(f"/api/invites/{code}/accept/", **bearer(token))
     assert accepted.status_code == 200, accepted.content
     match_id = accepted.json()["match_id"]
@@ -55,7 +57,7 @@ def test_a_bot_accepts_an_invite_and_gets_a_casual_match_with_the_badge_in_its_v
 def test_a_bot_may_not_read_other_peoples_matches(
     robo: tuple[Any, str], alice: Any, bob: Any
 ) -> None:
-    m = services.accept_invite(services.create_invite(alice).code, bob)
+    m = accept_invite(create_invite(alice).code, bob)
     response = csrf_client().get(f"/api/matches/{m.pk}/state/", **bearer(robo[1]))
     assert response.status_code == 403
     assert response.json()["code"] == "not_a_player"
@@ -133,7 +135,7 @@ def test_the_token_wins_over_a_session_cookie(robo: tuple[Any, str], alice: Any)
 
 
 def test_the_token_opens_no_html_page(robo: tuple[Any, str], alice: Any) -> None:
-    m = services.accept_invite(services.create_invite(alice).code, robo[0])
+    m = accept_invite(create_invite(alice).code, robo[0])
     response = Client().get(f"/matches/{m.pk}/", **bearer(robo[1]))
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
@@ -199,13 +201,13 @@ def test_a_bot_cannot_join_the_ranked_queue_from_the_lobby_form(robo: tuple[Any,
 
 def test_the_queue_service_refuses_a_bot_and_a_computer_player(db: Any) -> None:
     bot, _token = make_bot("r2")
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         queue.join(bot)
     assert e.value.code == "bot_not_ranked"
-    from tests.support import make_user
+    from accounts.reserved import computer_account
 
-    computer = make_user("cpu", computer_level=2)
-    with pytest.raises(services.ServiceError) as e:
+    computer = computer_account(2)  # the site's own (made by a migration)
+    with pytest.raises(ServiceError) as e:
         queue.join(computer)
     assert e.value.code == "bot_not_ranked"
     assert not QueueEntry.objects.exists()

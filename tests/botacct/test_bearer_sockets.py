@@ -17,7 +17,7 @@ from django.test import Client
 
 from accounts import bot_accounts
 from config.asgi import application
-from matches import services
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match, QueueEntry
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,7 +65,7 @@ async def closed_with(comm: WebsocketCommunicator) -> int:
 @pytest.fixture
 def match(robo: tuple[Any, str], alice: Any) -> Match:
     """alice invited, robo (a bot) accepted: robo plays seat 1."""
-    return services.accept_invite(services.create_invite(alice).code, robo[0])
+    return accept_invite(create_invite(alice).code, robo[0])
 
 
 async def test_a_bot_plays_its_seat_with_the_token_alone(

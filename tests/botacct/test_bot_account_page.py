@@ -16,7 +16,8 @@ from django.test import Client
 
 from accounts import bot_accounts
 from accounts.models import BotToken
-from matches import queue, services
+from matches.lobby import matchmaking as queue
+from matches.lobby.invites import accept_invite, create_invite
 from tests.botacct.conftest import bearer
 
 
@@ -65,7 +66,7 @@ def test_a_fresh_account_becomes_a_bot_account_once_confirmed(alice: Any) -> Non
 
 
 def test_an_account_that_has_played_cannot_become_a_bot(alice: Any, bob: Any) -> None:
-    services.accept_invite(services.create_invite(alice).code, bob)
+    accept_invite(create_invite(alice).code, bob)
     c = logged_in(alice)
     page = c.get("/u/alice/").content.decode()
     assert 'data-testid="bot-not-fresh"' in page and 'data-testid="become-bot"' not in page

@@ -14,8 +14,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from accounts.reserved import computer_account
 from matches.models import Match
-from tests.support import Tables, make_user, use_embedded_default
+from tests.support import Tables, use_embedded_default
 
 BADGE = 'data-testid="bot-badge"'
 
@@ -72,9 +73,9 @@ def test_the_lobby_lists_a_waiting_match_with_the_badge(
 def test_the_invite_page_badges_a_bot_inviter(
     tables: Tables, robo: tuple[Any, str], bob: Any
 ) -> None:
-    from matches import services
+    from matches.lobby.invites import create_invite
 
-    code = services.create_invite(robo[0]).code
+    code = create_invite(robo[0]).code
     html = page(bob, f"/invites/{code}/")
     assert re.search(r'data-testid="inviter">robo<span class="bot-badge"', html)
 
@@ -95,10 +96,10 @@ def test_history_and_replay_badge_the_bot_opponent(
 
 
 def test_a_computer_player_wears_the_badge_too(tables: Tables, alice: Any) -> None:
-    cpu = make_user("cpu", computer_level=2)
+    cpu = computer_account(2)  # the site's own (made by a migration)
     m = tables.casual(alice, cpu)
     # The site's computer players wear 🤖 and their level instead of "BOT".
-    profile = page(None, "/u/cpu/")
+    profile = page(None, f"/u/{cpu.username}/")
     assert 'data-testid="computer-badge" data-level="2">🤖 中級<' in profile
     html = page(alice, f"/matches/{m.pk}/")
     assert html.count('data-testid="computer-badge"') == 1 and "🤖 中級" in html
@@ -111,7 +112,7 @@ def _leaderboard() -> list[str]:
 def test_no_bot_is_ever_on_the_leaderboard(
     tables: Tables, robo: tuple[Any, str], alice: Any, bob: Any
 ) -> None:
-    cpu = make_user("cpu", computer_level=3, is_bot=True)
+    cpu = computer_account(3)
     # Rated matches that no bot can get (the queue refuses them), made directly:
     # even then the leaderboard lists only the people.
     for _ in range(5):

@@ -69,6 +69,7 @@ def live_server(
         "DATABASE_URL": _database_url(tmp, suffix),
         "SB_DEAL_SEED": DEAL_SEED,
         "COMPUTER_PAUSE_MS": "50,150",  # the computer's person-like pause, shortened
+        "SIGNUP_RATE": "1000/h",  # every browser signs up from 127.0.0.1
         "DEBUG": "1",
         "PYTHONUNBUFFERED": "1",
     }

@@ -23,7 +23,7 @@ def _rows(html: str) -> list[dict[str, str]]:
 
 def _void(m: Match) -> Match:
     """Void a live match the way a service fault does: flagged, then voided."""
-    from matches import voiding
+    from matches.clock import voiding
 
     assert voiding.void([m.pk], "worker lost") == [m.pk]
     return Match.objects.get(pk=m.pk)

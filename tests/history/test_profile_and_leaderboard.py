@@ -61,8 +61,8 @@ def test_the_profile_costs_a_fixed_number_of_queries(
 ) -> None:
     for _ in range(8):
         tables.resign(tables.start(tables.ranked(alice, bob)), bob)
-    # player, record, rating, rating chart, ranked record, recent matches.
-    with django_assert_num_queries(6):
+    # player, record, rating, rating chart, ranked record, recent matches, arenas played.
+    with django_assert_num_queries(7):
         _profile(client, "alice")
 
 

@@ -12,11 +12,14 @@ import random
 from typing import Any
 
 import pytest
+from django.utils import translation
 
 from loadtest.bots import choose
 from loadtest.view import Fragments, Seen, read_json, read_page, toast_code
-from matches import services
-from matches.render import render_error, render_fragments
+from matches.play import timing
+from matches.play.act import act
+from matches.play.store import current_view
+from matches.ui.fragments import render_changed, render_error
 from tests.support import Tables
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +37,8 @@ def as_json(view: dict[str, Any]) -> Seen:
 
 def as_html(view: dict[str, Any]) -> Seen:
     page = Fragments()
-    page.merge(render_fragments(view, language="ja"))
+    with translation.override("ja"):
+        page.merge(render_changed(view, {}))
     seen = read_page(page)
     assert seen is not None
     return seen
@@ -57,7 +61,7 @@ def test_both_formats_show_the_same_decisions_from_start_to_resignation(
     for _ in range(MOST_STEPS):
         seen_by_seat = []
         for user in (alice, bob):
-            _, view = services.current_view(m.pk, user)
+            _, view = current_view(m.pk, user)
             seen = as_json(view)
             assert comparable(as_html(view)) == comparable(seen), view["phase"]
             seen_by_seat.append((user, seen))
@@ -69,39 +73,39 @@ def test_both_formats_show_the_same_decisions_from_start_to_resignation(
             frame = {"op": "start"} if seen.can_start else choose(seen, rng)
             if frame is not None:
                 frame["version"] = seen.version
-                services.act(m.pk, user, frame, services.now_ms())
+                act(m.pk, user, frame, timing.now_ms())
                 break
         else:
             pytest.fail(f"nobody can act: {seen_by_seat}")
     assert phases >= WANTED_PHASES
     tables.resign(m, bob)
     for user in (alice, bob):
-        _, view = services.current_view(m.pk, user)
+        _, view = current_view(m.pk, user)
         assert as_json(view).over and comparable(as_html(view)) == comparable(as_json(view))
 
 
 def test_a_bot_sees_the_start_button_until_it_presses_it(alice: Any, bob: Any) -> None:
     tables = Tables()
     m = tables.casual(alice, bob)
-    _, view = services.current_view(m.pk, alice)
+    _, view = current_view(m.pk, alice)
     assert as_html(view).can_start and as_json(view).can_start
     tables.act(m, alice, "start")
-    _, view = services.current_view(m.pk, alice)
+    _, view = current_view(m.pk, alice)
     assert not as_html(view).can_start and not as_json(view).can_start
-    _, view = services.current_view(m.pk, bob)
+    _, view = current_view(m.pk, bob)
     assert as_html(view).can_start
 
 
 def test_fragments_not_sent_again_keep_their_last_value(alice: Any, bob: Any) -> None:
     tables = Tables()
     m = tables.start(tables.casual(alice, bob))
-    _, view = services.current_view(m.pk, alice)
+    _, view = current_view(m.pk, alice)
     page = Fragments()
-    page.merge(render_fragments(view))
+    page.merge(render_changed(view, {}))
     before = read_page(page)
     assert before is not None and before.main is not None
     # A later frame that brings only the status (say, nothing else changed).
-    status = render_fragments(view).split("</div>", 1)[0] + "</div>"
+    status = render_changed(view, {}).split("</div>", 1)[0] + "</div>"
     assert page.merge(status.replace(f'data-version="{m.version}"', 'data-version="999"')) == {
         "sb-status"
     }

@@ -4,7 +4,7 @@ Deals are seeded (``DEAL_SEED``): hand ``h`` of match ``id`` comes from
 ``random.Random(f"{seed}:{id}:{h}")``. A match's id is only known once it exists,
 so a test creates the match through the real services first, then searches seeds
 *for that id* with :func:`find_seed`, which plays the match in the pure engine
-(the :class:`Sim`, which does what ``services.act`` does: forced follow-ups at
+(the :class:`Sim`, which does what ``act`` does: forced follow-ups at
 once, the next hand when both pressed continue) with a seeded policy until the
 wanted situation occurs. The same policy with the same seed then drives the real
 services (:class:`Table`) to the very same position, and :func:`drive` can check
@@ -18,8 +18,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import engine
-from matches import services
+from matches.conf import match_clock
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match, MatchEvent
+from matches.play import timing
+from matches.play.act import Outcome, act, forced_step
 from tests.support import frame_for as frame_for  # the PROTOCOL.md frame for an action
 
 STEP_MS = 1000  # between two decisions: well inside the 10 s delay, so no main time is used
@@ -93,14 +96,14 @@ class Sim:
         state = engine.new_match(
             deal_for(seed, match_id, 0),
             now_ms=t,
-            clock=services.match_clock(),
+            clock=match_clock(),
             handoff=same_device,
         )
         self.events.extend(e for e in state.log)
         self.state: engine.MatchState | None = self._forced(state, t)
 
     def _forced(self, state: engine.MatchState, t: int) -> engine.MatchState:
-        while (a := services.forced_step(state)) is not None:
+        while (a := forced_step(state)) is not None:
             state, ev = engine.apply(state, a, t)
             for e in ev:
                 e["forced"] = True  # as the services mark them (in the state's log too)
@@ -127,7 +130,7 @@ class Sim:
 
 
 class Table:
-    """A live match driven through ``services.act`` with explicit receipt times."""
+    """A live match driven through ``act`` with explicit receipt times."""
 
     def __init__(self, match: Match, users: Iterable[Any]) -> None:
         self.match_id = match.pk
@@ -155,13 +158,13 @@ class Table:
             if e.kind in ENGINE_EVENT_KINDS
         ]
 
-    def send(self, seat: int, frame: Any, t: int) -> services.Outcome:
+    def send(self, seat: int, frame: Any, t: int) -> Outcome:
         try:
-            return services.act(self.match_id, self.users[seat], frame, t)
+            return act(self.match_id, self.users[seat], frame, t)
         finally:
             self.refresh()
 
-    def op(self, seat: int, op: str, t: int, **extra: Any) -> services.Outcome:
+    def op(self, seat: int, op: str, t: int, **extra: Any) -> Outcome:
         return self.send(seat, {"op": op, "version": self.version, **extra}, t)
 
     def do(self, action: engine.Action, t: int) -> None:
@@ -260,7 +263,7 @@ def play_to(
     The database is compared with the simulation after every step. ``settings``
     is pytest-django's fixture (the seed is undone after the test).
     """
-    t0 = services.now_ms()
+    t0 = timing.now_ms()
     seed = find_seed(table.match_id, want, policy, t=t0, same_device=same_device)
     settings.DEAL_SEED = seed
     table.start(t0)
@@ -273,8 +276,8 @@ def play_to(
 
 def new_casual(alice: Any, bob: Any) -> Match:
     """A casual match through an invite: alice (the inviter) is seat 0, bob seat 1."""
-    inv = services.create_invite(alice)
-    return services.accept_invite(inv.code, bob)
+    inv = create_invite(alice)
+    return accept_invite(inv.code, bob)
 
 
 def snapshot(match_id: int) -> tuple[int, Any, str, int]:

@@ -13,7 +13,7 @@ Then the faults: a worker killed with SIGKILL while a deadline is pending
 resolves it within 2 s of its restart; a match created while Redis is
 unreachable still ends; and nobody stays busy because of a dead match.
 
-The last tests drive ``services.check_match`` with explicit times: a sweep,
+The last tests drive ``check_match`` with explicit times: a sweep,
 however late, never lets a late move through, and a stale one does nothing.
 """
 
@@ -37,8 +37,14 @@ from wsclient import Socket, open_socket
 
 import engine
 from config.settings import redis_channel_layer
-from matches import periodic, queue, services
+from matches.clock.deadlines import GRACE_MS, check_match
+from matches.lobby import matchmaking as queue
+from matches.lobby.invites import create_invite
 from matches.models import Match
+from matches.play import timing
+from matches.play.act import act
+from matches.play.errors import ServiceError
+from matches.realtime import periodic
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN_MS, DELAY_MS = 1_500, 500
@@ -80,7 +86,7 @@ async def _nobody_moves(match: Match, alice: Any, bob: Any) -> list[int]:
         lateness = []
         for sock in (a, b):
             frame = await _result(sock)
-            lateness.append(services.now_ms() - deadline)
+            lateness.append(timing.now_ms() - deadline)
             view = frame["view"]
             assert view["phase"] == engine.MATCH_OVER and view["end"] == "time"
             assert view["winner"] == 1 - loser
@@ -274,19 +280,19 @@ def test_a_deadline_pending_when_the_worker_is_killed_is_resolved_within_2_s_of_
     settings.MATCH_START_WINDOW_MS = 1_000
     match = new_casual(alice, bob)  # nobody presses 開始: aborted after 1 s
     worker.kill()
-    from matches import liveness
+    from matches.clock import liveness
 
     # The web tier stays up meanwhile (this process proves it), so the deadline is real.
-    _wait_for(lambda: services.now_ms() > match.ready_deadline_ms + 1_000, 5, "the deadline")
-    liveness.loop_tick_ms = services.now_ms()
-    liveness.pulse(services.now_ms())
+    _wait_for(lambda: timing.now_ms() > match.ready_deadline_ms + 1_000, 5, "the deadline")
+    liveness.loop_tick_ms = timing.now_ms()
+    liveness.pulse(timing.now_ms())
     assert _status(match.pk) == Match.Status.WAITING  # nobody looked: the worker was dead
     back = worker.start()
     pulse_until = back + 2
 
     def aborted() -> bool:
         if time.monotonic() < pulse_until:
-            liveness.pulse(services.now_ms())
+            liveness.pulse(timing.now_ms())
         return _status(match.pk) == Match.Status.ABORTED
 
     resolved = _wait_for(aborted, 2.0, "the abort after the worker's return")
@@ -305,26 +311,27 @@ def test_a_match_created_while_redis_is_unreachable_still_times_out(
     from asgiref.sync import async_to_sync, sync_to_async
     from channels.layers import get_channel_layer
 
-    from matches import broadcast, liveness, sweeper
+    from matches.clock import liveness, sweeper
+    from matches.realtime import broadcast
 
     # Redis down: no channel layer. The accept is committed and answered all the same.
     settings.CHANNEL_LAYERS = {"default": redis_channel_layer("redis://127.0.0.1:1/0")}
     settings.MATCH_START_WINDOW_MS = 800
     settings.MATCH_SWEEPER = "web"
     settings.REDIS_URL = ""
-    inv = services.create_invite(alice)
+    inv = create_invite(alice)
     client.force_login(bob)
     r = client.post(f"/api/invites/{inv.code}/accept/")
     assert r.status_code == 200, r.content
     match_id = r.json()["match_id"]
     # alice presses 開始: committed, but its push fails and is marked for the sweeper.
-    out = services.act(match_id, alice, {"op": "start", "version": 0}, services.now_ms())
+    out = act(match_id, alice, {"op": "start", "version": 0}, timing.now_ms())
     assert out.match.version == 1
     assert Match.objects.get(pk=match_id).needs_push
 
     # The deadline lives in the row: the sweeper finds it with nothing scheduled anywhere.
-    window_end = Match.objects.get(pk=match_id).ready_deadline_ms + services.GRACE_MS
-    _wait_for(lambda: services.now_ms() >= window_end, 3, "the end of the start window")
+    window_end = Match.objects.get(pk=match_id).ready_deadline_ms + GRACE_MS
+    _wait_for(lambda: timing.now_ms() >= window_end, 3, "the end of the start window")
     liveness._mark_beaten()
     sweeper.sweep_once()
     assert _status(match_id) == Match.Status.ABORTED
@@ -354,7 +361,7 @@ def test_a_match_created_while_redis_is_unreachable_still_times_out(
 def live(alice: Any, bob: Any, settings: Any) -> tuple[Table, engine.MatchState, int]:
     settings.DEAL_SEED = 21
     table = Table(new_casual(alice, bob), [alice, bob])
-    table.start(services.now_ms())
+    table.start(timing.now_ms())
     s = table.state
     assert s is not None
     deadline = engine.deadline(s)
@@ -368,7 +375,7 @@ def test_a_backstop_that_wakes_before_the_deadline_changes_nothing(
 ) -> None:
     table, s, deadline = live
     before = snapshot(table.match_id)
-    assert services.check_match(table.match_id, table.version, now=deadline - 1) is False
+    assert check_match(table.match_id, table.version, now=deadline - 1) is False
     assert snapshot(table.match_id) == before
 
 
@@ -378,14 +385,14 @@ def test_the_backstop_at_the_deadline_ends_the_match_on_time(
 ) -> None:
     table, s, deadline = live
     loser = s.to_act
-    assert services.check_match(table.match_id, table.version, now=deadline) is True
+    assert check_match(table.match_id, table.version, now=deadline) is True
     m = table.refresh()
     assert m.status == Match.Status.FINISHED and m.end_reason == "time"
     assert m.winner_seat == 1 - (loser or 0)
     # Idempotent: run again (same or new version) it does nothing more.
     before = snapshot(table.match_id)
-    assert services.check_match(table.match_id, table.version - 1, now=deadline + 5) is False
-    assert services.check_match(table.match_id, table.version, now=deadline + 5) is False
+    assert check_match(table.match_id, table.version - 1, now=deadline + 5) is False
+    assert check_match(table.match_id, table.version, now=deadline + 5) is False
     assert snapshot(table.match_id) == before
 
 
@@ -404,7 +411,7 @@ def test_a_move_arriving_exactly_at_the_deadline_loses_even_before_the_backstop_
     after = table.state
     assert after is not None and after.layout.placed == s.layout.placed  # not applied
     # The backstop, when it comes, finds nothing to do.
-    assert services.check_match(table.match_id, table.version, now=deadline + 3_000) is False
+    assert check_match(table.match_id, table.version, now=deadline + 3_000) is False
 
 
 @pytest.mark.django_db
@@ -416,9 +423,9 @@ def test_a_late_backstop_never_lets_a_late_move_through(
     assert loser is not None
     frame = frame_for(engine.legal_actions(s)[0], table.version)
     # The backstop runs 3 s late; a move that arrived after the deadline comes after it.
-    assert services.check_match(table.match_id, table.version, now=deadline + 3_000) is True
+    assert check_match(table.match_id, table.version, now=deadline + 3_000) is True
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.send(loser, frame, deadline + 10)
     assert e.value.code == "match_over"
     assert snapshot(table.match_id) == before
@@ -436,7 +443,7 @@ def test_a_move_in_time_makes_the_backstop_of_its_decision_stale(
     assert table.match.status == Match.Status.LIVE
     before = snapshot(table.match_id)
     # The old timer fires late, past the old deadline: it is for an old version.
-    assert services.check_match(table.match_id, scheduled_for, now=deadline + 2_000) is False
+    assert check_match(table.match_id, scheduled_for, now=deadline + 2_000) is False
     assert snapshot(table.match_id) == before
 
 

@@ -2,7 +2,7 @@
 
 The computer presses 開始 and 次へ by itself, waits a short human-like pause
 before each decision, decides from its seat's view only (``bots``), and its
-move goes through ``services.act`` like anyone's. The sweeper finds its turn
+move goes through ``act`` like anyone's. The sweeper finds its turn
 in the database, so a restart loses nothing.
 """
 
@@ -16,8 +16,12 @@ import pytest
 from matchplay import frame_for
 
 import engine
-from matches import computer, services, sweeper
+from matches.clock import sweeper
+from matches.lobby import computer
+from matches.lobby.computer import ComputerTurn
 from matches.models import Match, MatchEvent
+from matches.play import timing
+from matches.play.act import act
 from tests.matches.test_consumers import leaks
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +35,7 @@ def quick(settings: Any) -> Any:
     settings.COMPUTER_IN_PROCESS = True
     settings.MATCH_SWEEPER = "web"
     settings.REDIS_URL = ""
-    from matches import liveness
+    from matches.clock import liveness
 
     liveness._mark_beaten()
     computer.shutdown()
@@ -63,17 +67,17 @@ def test_the_computer_is_a_seat_of_a_casual_unrated_match_and_starts_by_itself(
     other = m.player1 if seat == 0 else m.player0
     assert m.kind == Match.Kind.CASUAL and other.computer_level == 2 and other.is_bot
     assert m.ready[1 - seat] is True and m.ready[seat] is False  # only the person is waited for
-    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    act(m.pk, alice, {"op": "start", "version": m.version}, timing.now_ms())
     assert _m(m.pk).status == Match.Status.LIVE
 
 
 def test_a_whole_match_against_level_1_and_the_computer_sees_only_its_view(
     alice: Any, quick: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    turns: list[services.ComputerTurn] = []
+    turns: list[ComputerTurn] = []
     real = computer.dispatch
 
-    def spy(turn: services.ComputerTurn) -> bool:
+    def spy(turn: ComputerTurn) -> bool:
         state = engine.from_dict(_m(turn.match_id).state)
         assert not leaks(turn.view, turn.seat, state), "the computer saw a hidden tile"
         for e in turn.history:
@@ -85,18 +89,18 @@ def test_a_whole_match_against_level_1_and_the_computer_sees_only_its_view(
     monkeypatch.setattr(computer, "dispatch", spy)
     m = computer.play(alice, 1)
     seat = _human_seat(m, alice)
-    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    act(m.pk, alice, {"op": "start", "version": m.version}, timing.now_ms())
     for _ in range(2000):
         m = _m(m.pk)
         if m.is_over:
             break
         state = engine.from_dict(m.state)
         if state.phase == engine.HAND_OVER:
-            services.act(m.pk, alice, {"op": "continue", "version": m.version}, services.now_ms())
+            act(m.pk, alice, {"op": "continue", "version": m.version}, timing.now_ms())
             continue
         if state.to_act == seat:
             action = engine.legal_actions(state)[0]
-            services.act(m.pk, alice, frame_for(action, m.version), services.now_ms())
+            act(m.pk, alice, frame_for(action, m.version), timing.now_ms())
             continue
         _until(lambda pk=m.pk, v=m.version: _m(pk).version > v, "the computer did not move")
     m = _m(m.pk)
@@ -114,12 +118,12 @@ def test_a_restart_while_the_computer_is_to_act_loses_nothing(
 ) -> None:
     m = computer.play(alice, 2)
     seat = _human_seat(m, alice)
-    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    act(m.pk, alice, {"op": "start", "version": m.version}, timing.now_ms())
     m = _m(m.pk)
     state = engine.from_dict(m.state)
     if state.to_act == seat:  # make it the computer's turn
-        services.act(m.pk, alice, frame_for(engine.legal_actions(state)[0], m.version),
-                     services.now_ms())  # fmt: skip
+        act(m.pk, alice, frame_for(engine.legal_actions(state)[0], m.version),
+                     timing.now_ms())  # fmt: skip
         m = _m(m.pk)
     version = m.version
     # The process that was to make the computer's move dies before it does.
@@ -129,7 +133,7 @@ def test_a_restart_while_the_computer_is_to_act_loses_nothing(
     monkeypatch.undo()
     computer.shutdown()
     computer._in_flight.clear()  # a new process remembers nothing
-    from matches import liveness
+    from matches.clock import liveness
 
     liveness._mark_beaten()
     _until(lambda: _m(m.pk).version > version, "the computer did not resume")
@@ -158,9 +162,9 @@ def test_history_shows_the_computer_with_a_robot_and_its_level(
     alice: Any, quick: Any, client: Any
 ) -> None:
     m = computer.play(alice, 2)
-    services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+    act(m.pk, alice, {"op": "start", "version": m.version}, timing.now_ms())
     m = _m(m.pk)
-    services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())
+    act(m.pk, alice, {"op": "resign", "version": m.version}, timing.now_ms())
     client.force_login(alice)
     page = client.get(f"/u/{alice.username}/matches/").content.decode()
     assert 'data-testid="computer-badge"' in page and "🤖 中級" in page

@@ -16,8 +16,12 @@ from django.db import connection
 from matchplay import Table, frame_for, in_phase, new_casual, play_to
 
 import engine
-from matches import services
+from matches.clock.deadlines import check_match
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Invite, Match, MatchEvent
+from matches.play import timing
+from matches.play.act import act
+from matches.play.errors import ServiceError
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 
@@ -34,7 +38,7 @@ def _race(n: int, work: Callable[[int], Any]) -> list[tuple[str, Any]]:
         try:
             barrier.wait(timeout=10)
             results[i] = ("ok", work(i))
-        except services.ServiceError as e:
+        except ServiceError as e:
             results[i] = ("error", e.code)
         except Exception as e:  # reported in the results
             results[i] = ("crash", repr(e))
@@ -53,7 +57,7 @@ def _race(n: int, work: Callable[[int], Any]) -> list[tuple[str, Any]]:
 def test_twenty_copies_of_one_move_apply_exactly_once(alice: Any, bob: Any, settings: Any) -> None:
     settings.DEAL_SEED = 9
     table = Table(new_casual(alice, bob), [alice, bob])
-    t = services.now_ms()
+    t = timing.now_ms()
     table.start(t)
     s = table.state
     assert s is not None and s.to_act is not None
@@ -63,7 +67,7 @@ def test_twenty_copies_of_one_move_apply_exactly_once(alice: Any, bob: Any, sett
     version = table.version
     places = MatchEvent.objects.filter(match_id=table.match_id, kind="place").count()
 
-    results = _race(THREADS, lambda i: services.act(table.match_id, user, frame, t + 1_000 + i))
+    results = _race(THREADS, lambda i: act(table.match_id, user, frame, t + 1_000 + i))
 
     codes = sorted(r[1] if r[0] == "error" else r[0] for r in results)
     assert codes == ["ok"] + ["stale"] * (THREADS - 1), results
@@ -85,10 +89,10 @@ def test_twenty_copies_of_one_move_apply_exactly_once(alice: Any, bob: Any, sett
 def test_two_concurrent_accepts_of_one_invite_make_one_match(
     alice: Any, bob: Any, outsider: Any
 ) -> None:
-    inv = services.create_invite(alice)
+    inv = create_invite(alice)
     takers = [bob, outsider]
 
-    results = _race(2, lambda i: services.accept_invite(inv.code, takers[i]).pk)
+    results = _race(2, lambda i: accept_invite(inv.code, takers[i]).pk)
 
     assert sorted(r[0] for r in results) == ["error", "ok"], results
     assert [r[1] for r in results if r[0] == "error"] == ["invite_taken"]
@@ -102,10 +106,10 @@ def test_two_concurrent_accepts_of_one_invite_make_one_match(
 def test_many_concurrent_accepts_of_one_invite_make_one_match(
     alice: Any, django_user_model: Any
 ) -> None:
-    inv = services.create_invite(alice)
+    inv = create_invite(alice)
     takers = [django_user_model.objects.create_user(f"taker{i}") for i in range(10)]
 
-    results = _race(10, lambda i: services.accept_invite(inv.code, takers[i]).pk)
+    results = _race(10, lambda i: accept_invite(inv.code, takers[i]).pk)
 
     assert sorted(r[0] for r in results) == ["error"] * 9 + ["ok"], results
     assert Match.objects.count() == 1
@@ -113,9 +117,9 @@ def test_many_concurrent_accepts_of_one_invite_make_one_match(
 
 def test_both_players_pressing_start_at_once_deal_one_hand(alice: Any, bob: Any) -> None:
     table = Table(new_casual(alice, bob), [alice, bob])
-    t = services.now_ms()
+    t = timing.now_ms()
 
-    results = _race(2, lambda i: services.act(table.match_id, table.users[i], _start, t).error)
+    results = _race(2, lambda i: act(table.match_id, table.users[i], _start, t).error)
 
     assert results == [("ok", None), ("ok", None)], results
     table.refresh()
@@ -133,7 +137,7 @@ def test_both_players_pressing_continue_at_once_deal_one_next_hand(
     hand = table.state.hand_no if table.state else -1
     frame = {"op": "continue", "version": table.version}
 
-    results = _race(2, lambda i: services.act(table.match_id, table.users[i], frame, t).error)
+    results = _race(2, lambda i: act(table.match_id, table.users[i], frame, t).error)
 
     assert results == [("ok", None), ("ok", None)], results
     table.refresh()
@@ -148,7 +152,7 @@ def test_a_move_racing_its_deadline_backstop_is_judged_by_its_receipt_time(
 ) -> None:
     settings.DEAL_SEED = 9
     table = Table(new_casual(alice, bob), [alice, bob])
-    table.start(services.now_ms())
+    table.start(timing.now_ms())
     s = table.state
     assert s is not None and s.to_act is not None
     deadline = engine.deadline(s)
@@ -159,8 +163,8 @@ def test_a_move_racing_its_deadline_backstop_is_judged_by_its_receipt_time(
 
     def work(i: int) -> Any:
         if i == 0:
-            return services.act(table.match_id, table.users[action.player], frame, deadline - 1)
-        return services.check_match(table.match_id, version, now=deadline + 100)
+            return act(table.match_id, table.users[action.player], frame, deadline - 1)
+        return check_match(table.match_id, version, now=deadline + 100)
 
     results = _race(2, work)
 

@@ -19,7 +19,9 @@ from matchplay import new_casual
 from wsclient import open_socket
 
 import engine
-from matches import consumers, services
+from matches.play import timing
+from matches.play.act import act
+from matches.realtime import match_consumer as consumers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,7 +35,7 @@ async def test_a_change_committed_between_the_first_view_and_joining_the_group_a
     def alice_starts_meanwhile(scope: dict[str, Any], match_id: int) -> Any:
         found = first_view(scope, match_id)  # bob's socket has read version 0...
         # ...when alice's Start commits (version 1) and is pushed to both seats' groups.
-        services.act(match_id, alice, {"op": "start", "version": 0}, services.now_ms())
+        act(match_id, alice, {"op": "start", "version": 0}, timing.now_ms())
         return found
 
     monkeypatch.setattr(consumers, "_open", alice_starts_meanwhile)
@@ -51,13 +53,13 @@ async def test_the_seat_whose_decision_our_outage_cut_is_given_back_its_way_back
     alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After the web tier was down, the time until the seat to act's socket is back is ours."""
-    from matches import liveness
+    from matches.clock import liveness
     from matches.models import MatchEvent
 
     def outage() -> tuple[int, int, Any]:
         m = new_casual(alice, bob)
         for u in (alice, bob):
-            services.act(m.pk, u, {"op": "start", "version": 0}, services.now_ms())
+            act(m.pk, u, {"op": "start", "version": 0}, timing.now_ms())
         m.refresh_from_db()
         state = engine.from_dict(m.state)
         start = state.decision_start + 100
@@ -68,7 +70,7 @@ async def test_the_seat_whose_decision_our_outage_cut_is_given_back_its_way_back
         return m.pk, back, mover
 
     match_id, back, mover = await database_sync_to_async(outage)()
-    monkeypatch.setattr(services, "now_ms", lambda: back + 1_500)  # the page is back 1.5 s later
+    monkeypatch.setattr(timing, "now_ms", lambda: back + 1_500)  # the page is back 1.5 s later
     sock = await open_socket(match_id, mover)
     try:
         frame = sock.frames[0]

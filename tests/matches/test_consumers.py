@@ -29,7 +29,7 @@ from wsclient import (
 
 import engine
 from config.asgi import application
-from matches import services
+from matches.lobby.invites import create_same_device
 from matches.models import Match
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -466,7 +466,7 @@ def test_the_leak_check_sees_a_drawn_tile_of_the_opponent() -> None:
 
 async def _play_same_device(alice: Any, rng: random.Random) -> tuple[list[Any], dict[int, Any]]:
     """Play one same-device match at random; the frames the device got, and each version's state."""
-    m = await database_sync_to_async(services.create_same_device)(alice, "Hanako")
+    m = await database_sync_to_async(create_same_device)(alice, "Hanako")
     dev = await open_socket(m.pk, alice)
     states: dict[int, engine.MatchState] = {}
     try:

@@ -13,34 +13,43 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from matches import services
+from matches.lobby.invites import (
+    MAX_OPEN_INVITES,
+    accept_invite,
+    cancel_invite,
+    create_invite,
+    create_same_device,
+)
 from matches.models import Invite, Match
+from matches.play import timing
+from matches.play.act import act
+from matches.play.errors import ServiceError
 
 pytestmark = pytest.mark.django_db
 
 
 def _start(m: Match, *users: Any) -> Match:
     for u in users:
-        services.act(m.pk, u, {"op": "start", "version": 0}, services.now_ms())
+        act(m.pk, u, {"op": "start", "version": 0}, timing.now_ms())
     m.refresh_from_db()
     return m
 
 
 def test_the_21st_open_invite_is_refused(alice: Any) -> None:
-    for _ in range(services.MAX_OPEN_INVITES):
-        services.create_invite(alice)
-    with pytest.raises(services.ServiceError) as e:
-        services.create_invite(alice)
+    for _ in range(MAX_OPEN_INVITES):
+        create_invite(alice)
+    with pytest.raises(ServiceError) as e:
+        create_invite(alice)
     assert e.value.code == "too_many_invites"
     assert Invite.objects.filter(creator=alice).count() == 20
     # Cancelling one makes room again.
-    services.cancel_invite(Invite.objects.filter(creator=alice).first().code, alice)
-    services.create_invite(alice)
+    cancel_invite(Invite.objects.filter(creator=alice).first().code, alice)
+    create_invite(alice)
 
 
 def test_the_api_answers_429_with_a_japanese_message(alice: Any, client: Client) -> None:
-    for _ in range(services.MAX_OPEN_INVITES):
-        services.create_invite(alice)
+    for _ in range(MAX_OPEN_INVITES):
+        create_invite(alice)
     client.force_login(alice)
     r = client.post("/api/invites/")
     assert r.status_code == 429
@@ -50,13 +59,13 @@ def test_the_api_answers_429_with_a_japanese_message(alice: Any, client: Client)
 
 def test_a_fourth_waiting_match_is_refused(alice: Any, bob: Any, carol: Any, dave: Any) -> None:
     for other in (bob, carol, dave):
-        services.accept_invite(services.create_invite(other).code, alice)
-    outsider_invite = services.create_invite(bob)
-    with pytest.raises(services.ServiceError) as e:
-        services.create_same_device(alice, "Hanako")
+        accept_invite(create_invite(other).code, alice)
+    outsider_invite = create_invite(bob)
+    with pytest.raises(ServiceError) as e:
+        create_same_device(alice, "Hanako")
     assert e.value.code == "too_many_matches"
-    with pytest.raises(services.ServiceError) as e:
-        services.accept_invite(outsider_invite.code, alice)
+    with pytest.raises(ServiceError) as e:
+        accept_invite(outsider_invite.code, alice)
     assert e.value.code == "too_many_matches"
     assert (
         Match.objects.filter(player0=alice).count() + Match.objects.filter(player1=alice).count()
@@ -69,33 +78,33 @@ def test_a_fourth_waiting_match_is_refused(alice: Any, bob: Any, carol: Any, dav
 def test_a_player_whose_match_is_under_way_cannot_start_another(
     alice: Any, bob: Any, carol: Any
 ) -> None:
-    live = _start(services.accept_invite(services.create_invite(alice).code, bob), alice, bob)
+    live = _start(accept_invite(create_invite(alice).code, bob), alice, bob)
     assert live.status == Match.Status.LIVE
-    invite = services.create_invite(carol)
+    invite = create_invite(carol)
     for attempt in (
-        lambda: services.accept_invite(invite.code, alice),
-        lambda: services.create_same_device(alice, "Hanako"),
+        lambda: accept_invite(invite.code, alice),
+        lambda: create_same_device(alice, "Hanako"),
     ):
-        with pytest.raises(services.ServiceError) as e:
+        with pytest.raises(ServiceError) as e:
             attempt()
         assert e.value.code == "busy" and e.value.match_id == live.pk
     # Accepting the invite of someone who is playing is refused too.
-    with pytest.raises(services.ServiceError) as e:
-        services.accept_invite(services.create_invite(bob).code, carol)
+    with pytest.raises(ServiceError) as e:
+        accept_invite(create_invite(bob).code, carol)
     assert e.value.code == "opponent_busy"
 
 
 def test_the_lobby_and_the_accept_button_take_a_playing_player_back_to_the_match(
     alice: Any, bob: Any, carol: Any, client: Client
 ) -> None:
-    live = _start(services.accept_invite(services.create_invite(alice).code, bob), alice, bob)
+    live = _start(accept_invite(create_invite(alice).code, bob), alice, bob)
     client.force_login(alice)
     r = client.get("/")
     assert r.status_code == 302 and r["Location"] == f"/matches/{live.pk}/"
-    invite = services.create_invite(carol)
+    invite = create_invite(carol)
     r = client.post(f"/invites/{invite.code}/accept/", follow=True)
     assert r.redirect_chain[-1][0] == f"/matches/{live.pk}/"
     assert "まず今の対局を終えてください" in r.content.decode()
     # Once the match is over the lobby is the lobby again.
-    services.act(live.pk, alice, {"op": "resign", "version": live.version}, services.now_ms())
+    act(live.pk, alice, {"op": "resign", "version": live.version}, timing.now_ms())
     assert client.get("/").status_code == 200

@@ -19,7 +19,9 @@ from matchplay import new_casual
 from wsclient import open_socket
 
 from config.settings import redis_channel_layer
-from matches import queue, services
+from matches.lobby import matchmaking as queue
+from matches.play import timing
+from matches.play.act import act
 from tests.support import connect_lobby
 
 IDLE_S = 15  # three times the BRPOP (and the old read timeout) of 5 s
@@ -50,8 +52,8 @@ async def test_an_idle_match_socket_and_lobby_socket_still_receive_the_next_push
         assert await lobby.receive_nothing(timeout=0.1)
 
         # The opponent presses 開始 from elsewhere: the match socket hears it.
-        await database_sync_to_async(services.act)(
-            match.pk, bob, {"op": "start", "version": 0}, services.now_ms()
+        await database_sync_to_async(act)(
+            match.pk, bob, {"op": "start", "version": 0}, timing.now_ms()
         )
         pushed = await sock.state_at(1)
         assert pushed["view"]["match"]["ready"] == [False, True]

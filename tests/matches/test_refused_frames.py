@@ -14,7 +14,10 @@ import pytest
 from matchplay import Table, frame_for, in_phase, new_casual, play_to, snapshot
 
 import engine
-from matches import services
+from matches.play import timing
+from matches.play.act import act
+from matches.play.errors import ServiceError
+from matches.play.store import current_view
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +33,7 @@ def table(alice: Any, bob: Any) -> Table:
 def live(table: Table, settings: Any) -> tuple[Table, engine.MatchState, int]:
     """A started match; the player to act has a legal placement."""
     settings.DEAL_SEED = 5
-    t = services.now_ms()
+    t = timing.now_ms()
     table.start(t)
     s = table.state
     assert s is not None and s.to_act is not None
@@ -132,7 +135,7 @@ def test_a_malformed_frame_is_a_bad_request_and_changes_nothing(
 ) -> None:
     table, s, t = live
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.send(s.to_act or 0, build(table, s), t)
     assert e.value.code == "bad_request"
     assert e.value.message
@@ -145,7 +148,7 @@ def test_a_frame_that_is_no_object_is_a_bad_request(
 ) -> None:
     table, s, t = live
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.send(0, frame, t)
     assert e.value.code == "bad_request"
     assert snapshot(table.match_id) == before
@@ -158,7 +161,7 @@ def test_a_stale_version_is_refused_with_the_current_one(
     table, s, t = live
     assert table.version + delta >= 0
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.send(s.to_act or 0, _version(delta)(table, s), t)
     assert e.value.code == "stale"
     assert e.value.version == table.version
@@ -180,7 +183,7 @@ def test_a_move_out_of_turn_is_refused(live: tuple[Table, engine.MatchState, int
         "version": table.version,
     }
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.send(other, frame, t)
     assert e.value.code == "not_your_turn"
     assert snapshot(table.match_id) == before
@@ -189,7 +192,7 @@ def test_a_move_out_of_turn_is_refused(live: tuple[Table, engine.MatchState, int
 def test_a_tile_not_in_hand_is_refused(live: tuple[Table, engine.MatchState, int]) -> None:
     table, s, t = live
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.send(s.to_act or 0, _not_in_hand(table, s), t)
     assert e.value.code == "not_in_hand"
     assert snapshot(table.match_id) == before
@@ -202,7 +205,7 @@ def test_a_tile_at_a_position_that_is_not_open_is_refused(
     frame = _place(table, s)
     frame["at"] = {"tile": [0, 0] if frame["at"]["tile"] != [0, 0] else [6, 6], "side": "low"}
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.send(s.to_act or 0, frame, t)
     assert e.value.code == "bad_position"
     assert snapshot(table.match_id) == before
@@ -214,19 +217,19 @@ def test_someone_else_s_match_is_refused(
     table, s, t = live
     before = snapshot(table.match_id)
     for frame in (_place(table, s), {"op": "sync"}, {"op": "resign", "version": table.version}):
-        with pytest.raises(services.ServiceError) as e:
-            services.act(table.match_id, outsider, frame, t)
+        with pytest.raises(ServiceError) as e:
+            act(table.match_id, outsider, frame, t)
         assert e.value.code == "not_a_player"
-    with pytest.raises(services.ServiceError) as e:
-        services.current_view(table.match_id, outsider)
+    with pytest.raises(ServiceError) as e:
+        current_view(table.match_id, outsider)
     assert e.value.code == "not_a_player"
     assert snapshot(table.match_id) == before
 
 
 def test_an_unknown_match_is_not_found(live: tuple[Table, engine.MatchState, int]) -> None:
     table, s, t = live
-    with pytest.raises(services.ServiceError) as e:
-        services.act(table.match_id + 1000, table.users[0], {"op": "sync"}, t)
+    with pytest.raises(ServiceError) as e:
+        act(table.match_id + 1000, table.users[0], {"op": "sync"}, t)
     assert e.value.code == "not_found"
 
 
@@ -245,7 +248,7 @@ def test_a_finished_match_refuses_every_action(
         {"op": "start", "version": table.version},
     ]
     for frame in frames:
-        with pytest.raises(services.ServiceError) as e:
+        with pytest.raises(ServiceError) as e:
             table.send(1, frame, t + 1_000)
         assert e.value.code == "match_over"
     assert snapshot(table.match_id) == before
@@ -253,8 +256,8 @@ def test_a_finished_match_refuses_every_action(
 
 def test_an_action_before_the_start_is_refused(table: Table) -> None:
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
-        table.op(0, "decline", services.now_ms())
+    with pytest.raises(ServiceError) as e:
+        table.op(0, "decline", timing.now_ms())
     assert e.value.code == "not_started"
     assert snapshot(table.match_id) == before
 
@@ -273,7 +276,7 @@ def test_a_bid_that_is_no_multiple_of_5_or_below_15_is_refused(
 ) -> None:
     table, s, t = auction
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.op(s.to_act or 0, "bid", t, amount=amount)
     assert e.value.code == "bad_amount"
     assert snapshot(table.match_id) == before
@@ -284,7 +287,7 @@ def test_a_bid_beyond_the_balance_is_refused(auction: tuple[Table, engine.MatchS
     p = s.to_act
     assert p is not None
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.op(p, "bid", t, amount=s.balances[p] + 5)
     assert e.value.code == "unaffordable"
     assert snapshot(table.match_id) == before
@@ -298,7 +301,7 @@ def test_a_decline_is_refused_when_a_bid_stands(
     s = table.state
     assert s is not None and s.bid is not None
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.op(s.to_act or 0, "decline", t + 1_000)
     assert e.value.code == "bid_standing"
     assert snapshot(table.match_id) == before
@@ -309,7 +312,7 @@ def test_accepting_without_a_bid_is_refused(
 ) -> None:
     table, s, t = auction
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.op(s.to_act or 0, "accept", t)
     assert e.value.code == "no_bid"
     assert snapshot(table.match_id) == before
@@ -322,7 +325,7 @@ def test_a_placement_during_the_auction_is_refused(
     p = s.to_act
     assert p is not None
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.op(p, "place", t, tile=list(s.hands[p][0]))
     assert e.value.code == "bad_phase"
     assert snapshot(table.match_id) == before
@@ -333,7 +336,7 @@ def test_a_reveal_outside_same_device_play_is_refused(
 ) -> None:
     table, s, t = live
     before = snapshot(table.match_id)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.op(s.to_act or 0, "reveal", t)
     assert e.value.code == "not_awaiting"
     assert snapshot(table.match_id) == before

@@ -1,4 +1,4 @@
-"""Every action of a live match through ``services.act``, with seeded deals and explicit times.
+"""Every action of a live match through ``act``, with seeded deals and explicit times.
 
 Times are passed in (``received_at``), as the consumer stamps them on arrival,
 so every clock value can be asserted exactly.
@@ -22,8 +22,13 @@ from matchplay import (
 )
 
 import engine
-from matches import services
+from matches.clock.deadlines import check_match
+from matches.lobby.invites import create_same_device
 from matches.models import Match, MatchEvent
+from matches.play import timing
+from matches.play.act import act
+from matches.play.audience import _result, view_for
+from matches.play.errors import ServiceError
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +77,7 @@ def _auction_table(
 
 
 def test_the_first_start_press_only_marks_that_seat_ready(table: Table) -> None:
-    t = services.now_ms()
+    t = timing.now_ms()
     out = table.op(1, "start", t)
     assert out.error is None
     m = table.match
@@ -85,7 +90,7 @@ def test_the_second_start_press_deals_and_plays_the_forced_opening_at_once(
     table: Table, settings: Any
 ) -> None:
     settings.DEAL_SEED = 7
-    t = services.now_ms()
+    t = timing.now_ms()
     table.op(0, "start", t)
     table.op(1, "start", t + 500)
     m = table.match
@@ -112,16 +117,16 @@ def test_a_match_nobody_starts_within_60_s_is_aborted_without_result(table: Tabl
     m = table.match
     assert m.ready_deadline_ms is not None
     created = m.ready_deadline_ms - 60_000
-    assert abs(created - services.now_ms()) < 5_000
+    assert abs(created - timing.now_ms()) < 5_000
     table.op(0, "start", created + 1_000)
     # The backstop before the window closes does nothing...
-    assert services.check_match(m.pk, table.version, now=m.ready_deadline_ms - 1) is False
+    assert check_match(m.pk, table.version, now=m.ready_deadline_ms - 1) is False
     # ...and at its end aborts: no winner, no result.
-    assert services.check_match(m.pk, table.version, now=m.ready_deadline_ms) is True
+    assert check_match(m.pk, table.version, now=m.ready_deadline_ms) is True
     m = table.refresh()
     assert m.status == Match.Status.ABORTED
     assert m.winner_seat is None and m.state is None
-    assert services._result(m) == {"winner": None, "end": "abort"}
+    assert _result(m) == {"winner": None, "end": "abort"}
     assert _kinds(m.pk)[-1] == "aborted"
 
 
@@ -134,7 +139,7 @@ def test_a_start_press_after_the_window_aborts_the_match(table: Table) -> None:
 
 
 def test_leaving_before_the_start_aborts_the_match(table: Table) -> None:
-    out = table.op(0, "resign", services.now_ms())
+    out = table.op(0, "resign", timing.now_ms())
     assert out.error is None
     assert table.match.status == Match.Status.ABORTED
     assert table.match.winner_seat is None
@@ -145,7 +150,7 @@ def test_leaving_before_the_start_aborts_the_match(table: Table) -> None:
 
 def _started(table: Table, settings: Any, seed: int = 11) -> tuple[int, engine.MatchState]:
     settings.DEAL_SEED = seed
-    t = services.now_ms()
+    t = timing.now_ms()
     table.start(t)
     s = table.state
     assert s is not None and s.phase == engine.PLAY and s.to_act is not None
@@ -188,7 +193,7 @@ def test_the_server_clock_keeps_counting_between_a_players_decisions(
     t, s = _started(table, settings)
     p = s.to_act
     assert p is not None
-    view = services.view_for(table.match, s, f"seat{p}", t + DELAY + 30_000)
+    view = view_for(table.match, s, f"seat{p}", t + DELAY + 30_000)
     assert view["clocks"]["main"][p] == MAIN - 30_000
     assert view["clocks"]["running"] == p
     assert view["clocks"]["deadline"] == t + DELAY + MAIN
@@ -229,8 +234,8 @@ def test_a_placement_one_millisecond_before_the_deadline_counts(
 def test_at_one_device_the_forced_opening_needs_no_hand_off(alice: Any, settings: Any) -> None:
     # The opener would otherwise be asked to show a hand it has no choice with.
     settings.DEAL_SEED = 7
-    m = services.create_same_device(alice, "Hanako")
-    services.act(m.pk, alice, {"op": "start", "version": 0}, services.now_ms())
+    m = create_same_device(alice, "Hanako")
+    act(m.pk, alice, {"op": "start", "version": 0}, timing.now_ms())
     m.refresh_from_db()
     s = engine.from_dict(m.state)
     assert len(s.layout.placed) == 1  # played at once
@@ -420,7 +425,7 @@ def test_a_flag_at_the_deadline_ends_the_match_on_time(table: Table, settings: A
 def test_sync_needs_no_version_and_changes_nothing(table: Table, settings: Any) -> None:
     _started(table, settings)
     before = (table.version, table.match.state, MatchEvent.objects.count())
-    out = table.send(1, {"op": "sync"}, services.now_ms())
+    out = table.send(1, {"op": "sync"}, timing.now_ms())
     assert out.error is None and out.match.version == before[0]
     table.refresh()
     assert (table.version, table.match.state, MatchEvent.objects.count()) == before
@@ -431,12 +436,12 @@ def test_sync_needs_no_version_and_changes_nothing(table: Table, settings: Any) 
 
 @pytest.fixture
 def device(alice: Any) -> Table:
-    return Table(services.create_same_device(alice, "Hanako"), [alice, alice])
+    return Table(create_same_device(alice, "Hanako"), [alice, alice])
 
 
 def test_one_start_press_starts_a_same_device_match(device: Table, settings: Any) -> None:
     settings.DEAL_SEED = 3
-    out = device.op(0, "start", services.now_ms())
+    out = device.op(0, "start", timing.now_ms())
     assert out.error is None and device.match.status == Match.Status.LIVE
 
 
@@ -444,7 +449,7 @@ def test_a_same_device_decision_waits_for_reveal_and_its_clock_starts_then(
     device: Table, settings: Any
 ) -> None:
     settings.DEAL_SEED = 3
-    t = services.now_ms()
+    t = timing.now_ms()
     device.start(t)
     # The forced opening needed nobody's hand: it is on the table already.
     s = device.state
@@ -456,7 +461,7 @@ def test_a_same_device_decision_waits_for_reveal_and_its_clock_starts_then(
     out_err = None
     try:
         device.op(0, "place", t + 1_000, tile=[0, 0])
-    except services.ServiceError as e:
+    except ServiceError as e:
         out_err = e.code
     assert out_err == "not_revealed"
     # The reveal starts the clock (from the reveal, not from the deal).
@@ -471,16 +476,16 @@ def test_a_same_device_decision_waits_for_reveal_and_its_clock_starts_then(
 
 def test_a_same_device_view_shows_no_hand_until_the_reveal(device: Table, settings: Any) -> None:
     settings.DEAL_SEED = 3
-    t = services.now_ms()
+    t = timing.now_ms()
     device.start(t)  # the forced opening is played; the next player must reveal
     s = device.state
     assert s is not None and s.awaiting_reveal
-    hidden = services.view_for(device.match, s, "device", t + 2_000)
+    hidden = view_for(device.match, s, "device", t + 2_000)
     assert "hand" not in hidden and hidden["match"]["you"] is None
     device.op(0, "reveal", t + 3_000)
     s = device.state
     assert s is not None
-    shown = services.view_for(device.match, s, "device", t + 4_000)
+    shown = view_for(device.match, s, "device", t + 4_000)
     assert shown["hand"] == [list(x) for x in s.hands[s.to_act or 0]]
     assert shown["match"]["you"] == s.to_act
 
@@ -538,8 +543,8 @@ def test_after_the_30_s_window_the_backstop_starts_the_next_hand(
 ) -> None:
     ended = _hand_over(table, settings)
     hand = table.state.hand_no if table.state else -1
-    assert services.check_match(table.match_id, table.version, now=ended + 29_999) is False
-    assert services.check_match(table.match_id, table.version, now=ended + 30_000) is True
+    assert check_match(table.match_id, table.version, now=ended + 29_999) is False
+    assert check_match(table.match_id, table.version, now=ended + 30_000) is True
     table.refresh()
     after = table.state
     assert after is not None and after.hand_no == hand + 1
@@ -547,7 +552,7 @@ def test_after_the_30_s_window_the_backstop_starts_the_next_hand(
 
 def test_continue_while_the_hand_is_played_is_refused(table: Table, settings: Any) -> None:
     t, _ = _started(table, settings)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         table.op(0, "continue", t + 1_000)
     assert e.value.code == "bad_phase"
 
@@ -573,6 +578,6 @@ def test_a_start_or_continue_racing_the_change_it_asks_for_is_no_error(
     out = table.op(0, "start", t + 500)
     assert out.error is None and table.version == version  # nothing happened, nothing refused
     # A 次へ sent before the next hand started (at an older version) is ignored too.
-    out = services.act(table.match_id, table.users[0], {"op": "continue", "version": version - 1},
+    out = act(table.match_id, table.users[0], {"op": "continue", "version": version - 1},
                        t + 600)  # fmt: skip
     assert out.error is None and table.version == version

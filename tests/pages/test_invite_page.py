@@ -15,7 +15,7 @@ import time_machine
 from django.test import Client
 from django.urls import reverse
 
-from matches import services
+from matches.lobby.invites import accept_invite, cancel_invite, create_invite
 from matches.models import Invite, Match
 from tests.support import PASSWORD
 
@@ -24,7 +24,7 @@ ACCEPT = 'data-testid="accept-invite"'
 
 @pytest.fixture
 def invite(alice: Any) -> Invite:
-    return services.create_invite(alice)
+    return create_invite(alice)
 
 
 def _url(inv: Invite) -> str:
@@ -103,7 +103,7 @@ def test_the_inviter_gets_the_link_and_no_accept_button(client: Client, invite: 
 def test_an_accepted_invite_says_so_and_links_its_players_to_the_match(
     client: Client, invite: Invite, bob: Any, outsider: Any
 ) -> None:
-    m = services.accept_invite(invite.code, bob)
+    m = accept_invite(invite.code, bob)
     match_link = f'href="{reverse("matches:match", args=[m.pk])}"'
     for player in (bob, invite.creator):
         client.force_login(player)
@@ -125,11 +125,11 @@ def test_a_cancelled_or_expired_invite_has_no_accept_button(
     client: Client, alice: Any, bob: Any
 ) -> None:
     client.force_login(bob)
-    cancelled = services.create_invite(alice)
-    services.cancel_invite(cancelled.code, alice)
+    cancelled = create_invite(alice)
+    cancel_invite(cancelled.code, alice)
     html = _page(client, cancelled)
     assert "この招待は取り消されました。" in html and ACCEPT not in html
-    expiring = services.create_invite(alice)
+    expiring = create_invite(alice)
     with time_machine.travel(expiring.expires_at + timedelta(seconds=1)):
         html = _page(client, expiring)
     assert "この招待は期限切れです。" in html and ACCEPT not in html

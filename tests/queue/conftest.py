@@ -2,7 +2,7 @@
 
 alice, bob, carol and dave queue up; the outsider only watches. Ratings come
 from ``ratings`` in real play; here ``rate(user, 1600)`` sets what the queue
-reads (``matches.queue.rating_for``), since reaching a rating through rated play
+reads (``matches.lobby.matchmaking.rating_for``), since reaching a rating through rated play
 is the ratings tests' business. ``clock`` is a stopped ``time_machine`` clock
 that a test moves by hand.
 """
@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
-from matches import queue, services
+from matches.lobby import matchmaking as queue
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match
+from matches.play import timing
+from matches.play.act import act
 from tests.support import use_embedded_default
 
 # alice, bob, carol, dave, outsider and clock come from tests/conftest.py.
@@ -43,9 +46,9 @@ def played() -> Callable[[Any, Any], Match]:
     """``played(a, b)``: a and b played a casual match (invite, then a resign: over)."""
 
     def play(a: Any, b: Any) -> Match:
-        inv = services.create_invite(a)
-        m = services.accept_invite(inv.code, b)
-        services.act(m.pk, a, {"op": "resign", "version": m.version}, services.now_ms())
+        inv = create_invite(a)
+        m = accept_invite(inv.code, b)
+        act(m.pk, a, {"op": "resign", "version": m.version}, timing.now_ms())
         m.refresh_from_db()
         assert m.is_over
         return m

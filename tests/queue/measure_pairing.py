@@ -41,7 +41,7 @@ async def _measure(pairings: int) -> tuple[list[float], list[float]]:
     from channels.layers import get_channel_layer
     from django.contrib.auth import get_user_model
 
-    from matches import queue
+    from matches.lobby import matchmaking as queue
 
     users = get_user_model()
     layer = get_channel_layer()

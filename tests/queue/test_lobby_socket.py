@@ -10,9 +10,10 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from matches import queue, services
-from matches.lobby_consumer import LobbyConsumer
+from matches.lobby import matchmaking as queue
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import QueueEntry
+from matches.realtime.lobby_consumer import LobbyConsumer
 from tests.support import SITE_HEADERS, connect_lobby
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,8 +69,8 @@ async def test_both_players_are_sent_to_the_new_match_at_once(alice: Any, bob: A
 
 
 async def test_a_player_in_a_match_is_told_why_they_cannot_join(alice: Any, bob: Any) -> None:
-    inv = await database_sync_to_async(services.create_invite)(alice)
-    await database_sync_to_async(services.accept_invite)(inv.code, bob)
+    inv = await database_sync_to_async(create_invite)(alice)
+    await database_sync_to_async(accept_invite)(inv.code, bob)
     comm = await connect_lobby(alice)
     try:
         await comm.send_to(text_data=json.dumps({"op": "join"}))

@@ -12,8 +12,13 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
 
-from matches import queue, rematch, services
+from matches.lobby import matchmaking as queue
+from matches.lobby import rematch
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match, QueueEntry
+from matches.play import timing
+from matches.play.act import act
+from matches.play.errors import ServiceError
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 
@@ -84,9 +89,9 @@ def test_the_same_player_joining_from_two_tabs_at_once_is_queued_once(alice: Any
 def test_a_player_accepting_a_rematch_while_being_paired_ends_up_in_one_match(
     alice: Any, bob: Any, carol: Any
 ) -> None:
-    inv = services.create_invite(alice)
-    old = services.accept_invite(inv.code, bob)
-    services.act(old.pk, alice, {"op": "resign", "version": old.version}, services.now_ms())
+    inv = create_invite(alice)
+    old = accept_invite(inv.code, bob)
+    act(old.pk, alice, {"op": "resign", "version": old.version}, timing.now_ms())
     rematch.act_rematch(old.pk, alice, "rematch")
     queue.join(bob, pair=False)  # bob queued up meanwhile; carol is about to
     queue.join(carol, pair=False)
@@ -94,7 +99,7 @@ def test_a_player_accepting_a_rematch_while_being_paired_ends_up_in_one_match(
     def accept() -> None:
         try:
             rematch.act_rematch(old.pk, bob, "rematch_accept")
-        except services.ServiceError as e:
+        except ServiceError as e:
             assert e.code == "busy"
 
     assert _run_at_once([accept, queue.sweep, queue.sweep]) == []

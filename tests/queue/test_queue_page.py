@@ -62,9 +62,9 @@ def test_without_javascript_the_forms_come_back_to_the_lobby(alice: Any, client:
 
 
 def test_a_busy_player_sees_why_on_the_card(alice: Any, bob: Any, client: Any) -> None:
-    from matches import services
+    from matches.lobby.invites import accept_invite, create_invite
 
-    services.accept_invite(services.create_invite(alice).code, bob)
+    accept_invite(create_invite(alice).code, bob)
     client.force_login(alice)
     card = client.post("/queue/join/", HTTP_ACCEPT_LANGUAGE="en", **HTMX).content.decode()
     assert "Finish your current match first." in card

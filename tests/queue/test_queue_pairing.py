@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from django.db.models import Q
 
-from matches import queue, services
+from matches.lobby import matchmaking as queue
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match, QueueEntry
+from matches.play.errors import ServiceError
 from tests.support import START  # the clock fixture's start
 
 pytestmark = pytest.mark.django_db
@@ -81,9 +83,9 @@ def test_nobody_is_paired_with_themselves(alice: Any, clock: Any) -> None:
 
 
 def test_a_player_in_a_live_match_cannot_join(alice: Any, bob: Any, clock: Any) -> None:
-    inv = services.create_invite(alice)
-    services.accept_invite(inv.code, bob)
-    with pytest.raises(services.ServiceError) as e:
+    inv = create_invite(alice)
+    accept_invite(inv.code, bob)
+    with pytest.raises(ServiceError) as e:
         queue.join(alice)
     assert e.value.code == "busy"
     assert not _in_queue(alice)
@@ -93,8 +95,8 @@ def test_a_queued_player_who_meanwhile_got_a_match_is_never_paired_and_leaves_th
     alice: Any, bob: Any, carol: Any, clock: Any
 ) -> None:
     queue.join(alice)
-    inv = services.create_invite(carol)
-    services.accept_invite(inv.code, alice)  # alice now has a (waiting) casual match
+    inv = create_invite(carol)
+    accept_invite(inv.code, alice)  # alice now has a (waiting) casual match
     queue.join(bob, pair=False)
     assert queue.sweep() == []
     assert _ranked(alice, bob) == []

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from matches import queue
+from matches.lobby import matchmaking as queue
 from matches.models import QueueEntry
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from matches import services
+from matches.clock.deadlines import check_match
 from matches.models import Match
+from matches.play import timing
 from ratings.models import PlayerRating, RatingChange
 from ratings.services import rating_of, settle_match
 
@@ -54,7 +55,7 @@ def test_the_change_is_part_of_the_transaction_that_finishes_the_match(
 def test_a_ranked_match_lost_on_time_is_rated(tables: Any, alice: Any, bob: Any) -> None:
     m = tables.start(tables.ranked(alice, bob))
     live = Match.objects.get(pk=m.pk)
-    assert services.check_match(live.pk, live.version, now=services.now_ms() + 10**9)
+    assert check_match(live.pk, live.version, now=timing.now_ms() + 10**9)
     m.refresh_from_db()
     assert m.status == Match.Status.FINISHED and m.end_reason == "time"
     loser = m.player0 if m.winner_seat == 1 else m.player1
@@ -112,7 +113,7 @@ def test_an_aborted_ranked_match_never_changes_ratings(tables: Any, alice: Any, 
 
 
 def test_a_voided_ranked_match_never_changes_ratings(tables: Any, alice: Any, bob: Any) -> None:
-    from matches import voiding
+    from matches.clock import voiding
 
     m = tables.start(tables.ranked(alice, bob))
     assert voiding.void([m.pk], "worker lost") == [m.pk]

@@ -13,8 +13,13 @@ from typing import Any
 
 import pytest
 
-from matches import queue, rematch, services
+from matches.lobby import matchmaking as queue
+from matches.lobby import rematch
+from matches.lobby.invites import accept_invite, create_invite, create_same_device
 from matches.models import Match
+from matches.play import timing
+from matches.play.act import Outcome, act
+from matches.play.frames import REMATCH_OPS
 from tests.support import use_embedded_default
 
 # alice, bob, carol, dave, outsider and clock come from tests/conftest.py.
@@ -25,16 +30,16 @@ def embedded_default(settings: Any) -> Any:
     return use_embedded_default(settings)
 
 
-def say(m: Match, user: Any, op: str) -> services.Outcome:
-    """What the match socket does with ``op``: rematch ops go to ``matches.rematch``."""
-    if op in services.REMATCH_OPS:
+def say(m: Match, user: Any, op: str) -> Outcome:
+    """What the match socket does with ``op``: rematch ops go to ``matches.lobby.rematch``."""
+    if op in REMATCH_OPS:
         return rematch.act_rematch(m.pk, user, op)
     version = Match.objects.get(pk=m.pk).version
-    return services.act(m.pk, user, {"op": op, "version": version}, services.now_ms())
+    return act(m.pk, user, {"op": op, "version": version}, timing.now_ms())
 
 
 @pytest.fixture
-def frame() -> Callable[[Match, Any, str], services.Outcome]:
+def frame() -> Callable[[Match, Any, str], Outcome]:
     return say
 
 
@@ -46,9 +51,9 @@ def finished(alice: Any, bob: Any) -> Callable[[str], Match]:
             m = queue.join(bob).match
             assert m is not None
         elif kind == Match.Kind.CASUAL:
-            m = services.accept_invite(services.create_invite(alice).code, bob)
+            m = accept_invite(create_invite(alice).code, bob)
         else:
-            m = services.create_same_device(alice, "Guest")
+            m = create_same_device(alice, "Guest")
         for u in {m.player0, m.player1 or m.player0}:
             say(m, u, "start")
         say(m, m.player0, "resign")

@@ -7,17 +7,23 @@ from typing import Any
 
 import pytest
 
-from matches import queue, rematch, services
+from matches.lobby import matchmaking as queue
+from matches.lobby import rematch
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match, MatchEvent, QueueEntry
+from matches.play.act import Outcome
+from matches.play.errors import ServiceError
+from matches.play.store import current_view
+from matches.signals import queue_left
 from tests.support import START, capture_changes  # START: the clock fixture's start
 
 pytestmark = pytest.mark.django_db
 
-Frame = Callable[[Match, Any, str], services.Outcome]
+Frame = Callable[[Match, Any, str], Outcome]
 
 
 def _block(m: Match, user: Any) -> dict[str, Any]:
-    _, view = services.current_view(m.pk, user)
+    _, view = current_view(m.pk, user)
     return view["match"]["rematch"]
 
 
@@ -61,13 +67,9 @@ def test_a_decline_is_shown_to_the_one_who_offered(
     frame(old, alice, "rematch_decline")
     block = _block(old, bob)
     assert block["status"] == "declined" and block["declined"] is True
-    assert (
-        block["offered_by"]
-        == _seat(old, bob)
-        == services.current_view(old.pk, bob)[1]["match"]["you"]
-    )
+    assert block["offered_by"] == _seat(old, bob) == current_view(old.pk, bob)[1]["match"]["you"]
     assert block["new_match"] is None
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         frame(old, bob, "rematch")
     assert e.value.code == "rematch_closed"
 
@@ -87,7 +89,7 @@ def test_nobody_answers_their_own_offer(alice: Any, finished: Any, frame: Frame)
     old = finished(Match.Kind.CASUAL)
     frame(old, alice, "rematch")
     for op in ("rematch_accept", "rematch_decline"):
-        with pytest.raises(services.ServiceError) as e:
+        with pytest.raises(ServiceError) as e:
             frame(old, alice, op)
         assert e.value.code == "no_offer"
     assert _block(old, alice)["status"] == "open"
@@ -100,7 +102,7 @@ def test_an_offer_lapses_after_two_minutes(
     frame(old, alice, "rematch")
     clock.shift(120)
     assert _block(old, bob)["status"] == "expired"
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         frame(old, bob, "rematch_accept")
     assert e.value.code == "no_offer"
     frame(old, bob, "rematch")  # a new offer, the other way round
@@ -108,8 +110,8 @@ def test_an_offer_lapses_after_two_minutes(
 
 
 def test_no_rematch_before_the_match_is_over(alice: Any, bob: Any, frame: Frame) -> None:
-    m = services.accept_invite(services.create_invite(alice).code, bob)
-    with pytest.raises(services.ServiceError) as e:
+    m = accept_invite(create_invite(alice).code, bob)
+    with pytest.raises(ServiceError) as e:
         frame(m, alice, "rematch")
     assert e.value.code == "not_over"
     assert _block(m, alice) is None
@@ -117,7 +119,7 @@ def test_no_rematch_before_the_match_is_over(alice: Any, bob: Any, frame: Frame)
 
 def test_an_outsider_cannot_offer(outsider: Any, finished: Any, frame: Frame) -> None:
     old = finished(Match.Kind.CASUAL)
-    with pytest.raises(services.ServiceError) as e:
+    with pytest.raises(ServiceError) as e:
         frame(old, outsider, "rematch")
     assert e.value.code == "not_a_player"
 
@@ -140,7 +142,7 @@ def test_an_offer_is_withdrawn_when_the_offerer_is_already_playing_elsewhere(
 ) -> None:
     old = finished(Match.Kind.CASUAL)
     frame(old, alice, "rematch")
-    services.accept_invite(services.create_invite(carol).code, alice)
+    accept_invite(create_invite(carol).code, alice)
     outcome = frame(old, bob, "rematch_accept")
     assert outcome.error is not None and outcome.error.code == "opponent_busy"
     assert _block(old, bob)["status"] == "withdrawn"
@@ -155,6 +157,40 @@ def test_accepting_takes_both_players_out_of_the_ranked_queue(
     queue.join(alice)  # nobody else is waiting: she stays queued
     frame(old, bob, "rematch_accept")
     assert not QueueEntry.objects.filter(user__in=[alice, bob]).exists()
+
+
+def test_a_queued_players_lobby_hears_that_a_rematch_took_it_out_of_the_queue(
+    alice: Any, bob: Any, finished: Any, frame: Frame, django_capture_on_commit_callbacks: Any
+) -> None:
+    # The same path as an invite's (claim_players): the lobby is told, not left waiting.
+    old = finished(Match.Kind.CASUAL)
+    frame(old, alice, "rematch")
+    queue.join(alice)
+    heard: list[list[int]] = []
+
+    def listen(sender: Any, user_ids: Any, **kwargs: Any) -> None:
+        heard.append(sorted(user_ids))
+
+    queue_left.connect(listen)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            frame(old, bob, "rematch_accept")
+    finally:
+        queue_left.disconnect(listen)
+    assert heard == [sorted([alice.pk, bob.pk])]
+
+
+def test_a_player_with_a_match_waiting_cannot_accept_a_rematch(
+    alice: Any, bob: Any, carol: Any, finished: Any, frame: Frame
+) -> None:
+    old = finished(Match.Kind.CASUAL)
+    frame(old, alice, "rematch")
+    waiting = accept_invite(create_invite(carol).code, bob)  # bob's new match, not started
+    with pytest.raises(ServiceError) as e:
+        frame(old, bob, "rematch_accept")
+    assert e.value.code == "busy" and e.value.match_id == waiting.pk
+    assert _block(old, alice)["status"] == "open"  # nothing changed
+    assert Match.objects.filter(status=Match.Status.WAITING).count() == 1
 
 
 def test_every_step_is_recorded_and_pushed_to_both_seats(
@@ -192,5 +228,5 @@ def test_the_rematch_form_posts_and_goes_to_the_new_match(
 
 def test_unknown_rematch_ops_are_refused(alice: Any, finished: Any) -> None:
     old = finished(Match.Kind.CASUAL)
-    with pytest.raises(services.ServiceError):
+    with pytest.raises(ServiceError):
         rematch.act_rematch(old.pk, alice, "rematch_maybe")

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 
 from matches.models import Match
-from matches.services import ServiceError
+from matches.play.errors import ServiceError
 from social import challenges
 from social.models import Challenge
 

@@ -8,8 +8,9 @@ from typing import Any
 import time_machine
 from django.utils import timezone
 
-from matches import services
 from matches.models import Match, QueueEntry
+from matches.play.act import act
+from matches.play.timing import now_ms
 from social.models import Challenge, Notification
 from tests.support import Tables, make_user
 
@@ -18,8 +19,8 @@ def _live(a: Any, b: Any) -> Match:
     """A casual match between ``a`` and ``b``, both pressed start: under way."""
     m = Tables().casual(a, b)
     for u in (a, b):
-        services.act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
-                     services.now_ms())  # fmt: skip
+        act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
+                     now_ms())  # fmt: skip
     m.refresh_from_db()
     assert m.status == Match.Status.LIVE
     return m
@@ -93,7 +94,11 @@ def test_challenging_nobody_or_garbage_is_refused(api: Any, alice: Any) -> None:
 
 
 def test_challenging_the_computer_is_refused(api: Any, alice: Any) -> None:
-    robot = make_user("robot", is_bot=True, computer_level=2)
+    from accounts.models import User
+
+    robot = User.objects.filter(computer_level=2).first() or make_user(
+        "robot", is_bot=True, computer_level=2
+    )
     r = _challenge(api, alice, robot)
     assert r.status_code == 400 and r.json()["code"] == "computer"
     assert Challenge.objects.count() == 0
@@ -139,7 +144,7 @@ def test_one_open_challenge_per_opponent_and_five_in_all(api: Any, alice: Any, b
 
 
 def test_accepting_takes_both_out_of_the_ranked_queue(api: Any, alice: Any, bob: Any) -> None:
-    from matches import queue
+    from matches.lobby import matchmaking as queue
 
     ch = _challenge(api, alice, bob).json()
     queue.join(alice, pair=False)

@@ -6,8 +6,10 @@ from typing import Any
 
 from django.utils import timezone
 
-from matches import queue, services
+from matches.lobby import matchmaking as queue
 from matches.models import Match
+from matches.play.act import act
+from matches.play.timing import now_ms
 from social import presence
 from social.models import Block, Challenge, Follow, Notification
 from tests.support import Tables
@@ -42,8 +44,8 @@ def test_a_followed_player_in_a_live_match_is_listed_with_a_watch_link(
     api(alice).post_json("/api/follows/", {"username": "bob"})
     m = Tables().casual(bob, carol)
     for u in (bob, carol):
-        services.act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
-                     services.now_ms())  # fmt: skip
+        act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
+                     now_ms())  # fmt: skip
     row = api(alice).get("/api/follows/").json()["following"][0]
     assert row["online"] is True and row["match_id"] == m.pk and row["watch"] == f"/matches/{m.pk}/"
     page = api(alice).get("/")
@@ -104,8 +106,8 @@ def test_a_blocked_players_match_is_left_out_of_the_blockers_lobby(
 ) -> None:
     m = Tables().casual(bob, carol)
     for u in (bob, carol):
-        services.act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
-                     services.now_ms())  # fmt: skip
+        act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
+                     now_ms())  # fmt: skip
     assert f'data-match="{m.pk}"' in api(alice).get("/").content.decode()
     api(alice).post_json("/api/blocks/", {"username": "bob"})
     html = api(alice).get("/").content.decode()

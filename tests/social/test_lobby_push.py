@@ -91,7 +91,7 @@ async def test_an_open_lobby_socket_makes_a_followed_player_online(alice: Any, b
 
 
 async def test_a_ranked_pairing_is_a_notification_for_both(alice: Any, bob: Any) -> None:
-    from matches import queue
+    from matches.lobby import matchmaking as queue
 
     page = await connect_lobby(alice)
     try:
@@ -106,15 +106,15 @@ async def test_a_ranked_pairing_is_a_notification_for_both(alice: Any, bob: Any)
 
 
 async def test_a_ranked_rematch_is_not_announced_as_a_match_found(alice: Any, bob: Any) -> None:
-    from matches import services
     from matches.models import Match
+    from matches.play import seating
     from social.models import Notification
 
     def ranked_rematch() -> None:
         from django.db import transaction
 
         with transaction.atomic():
-            services.new_match(Match.Kind.RANKED, alice, bob)  # as rematch.py makes it
+            seating.new_match(Match.Kind.RANKED, alice, bob)  # as rematch.py makes it
 
     await database_sync_to_async(ranked_rematch)()
     count = await database_sync_to_async(Notification.objects.count)()

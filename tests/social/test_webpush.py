@@ -17,8 +17,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from matches import services
 from matches.models import Match
+from matches.play.act import act
+from matches.play.timing import now_ms
 from social import challenges, presence, turns, webpush
 from social.models import PushSubscription
 from tests.support import Tables
@@ -158,8 +159,8 @@ def test_your_turn_is_pushed_once_per_decision_to_the_hidden_player_to_act(
         presence.set_hidden(u.pk, True)
     m = Tables().casual(alice, bob)
     for u in (alice, bob):
-        services.act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
-                     services.now_ms())  # fmt: skip
+        act(m.pk, u, {"op": "start", "version": Match.objects.get(pk=m.pk).version},
+                     now_ms())  # fmt: skip
     m.refresh_from_db()
     to_act = m.player0 if m.state["to_act"] == 0 else m.player1
     assert turns.push_turns() == 1

@@ -27,9 +27,11 @@ django.setup()
 from django.utils import translation  # noqa: E402
 from ui_scenarios import random_match, seat_view  # noqa: E402
 
-from matches import render  # noqa: E402
+import engine  # noqa: E402
+from matches.ui import board_svg  # noqa: E402
+from matches.ui import fragments as render  # noqa: E402
 
-RECENT_EVENTS = 16  # what a socket's record keeps (matches/consumers.py)
+RECENT_EVENTS = engine.LOG_SIZE  # what a socket keeps (matches/realtime/match_consumer.py)
 RATINGS = [{"value": 1520, "display": "1520?"}, {"value": 1480, "display": "1480"}]
 
 
@@ -55,7 +57,7 @@ def main() -> None:
         for per in moves(range(100, 102)):  # templates compiled, caches warm
             for v in per:
                 render.render_changed(v, {})
-        render._board_fragment.cache_clear()
+        board_svg._board_fragment.cache_clear()
         sent: list[dict[str, str]] = [{}, {}, {}]
         start = time.process_time()
         for per in views:

@@ -1,4 +1,4 @@
-"""The board's geometry (matches/board.py) over many random legal layouts.
+"""The board's geometry (table/geometry.py) over many random legal layouts.
 
 Layouts come from the real engine: seeded matches played with random legal actions.
 """
@@ -12,7 +12,7 @@ import pytest
 from ui_scenarios import layout_dicts, random_match
 
 import engine
-from matches import board
+from table import geometry as board
 
 # A layout grows one tile per placement; every state of these matches is checked.
 SEEDS = range(40)

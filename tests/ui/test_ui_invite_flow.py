@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from ui_pages import browsing, off_the_loop
 
-from matches import services
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Invite
 from tests.support import FAST_HASHERS, PASSWORD, make_user, use_embedded_default
 
@@ -23,7 +23,7 @@ def invite(transactional_db: Any, settings: Any) -> Invite:
 
     def make() -> Invite:
         make_user("bob", PASSWORD)
-        return services.create_invite(make_user("alice", PASSWORD))
+        return create_invite(make_user("alice", PASSWORD))
 
     return off_the_loop(make)
 
@@ -78,7 +78,7 @@ def test_a_stranger_opening_an_accepted_invite_can_do_nothing_with_it(
     browser: Any, live_server: Any, invite: Invite
 ) -> None:
     bob = get_user_model().objects.get(username="bob")
-    off_the_loop(services.accept_invite, invite.code, bob)
+    off_the_loop(accept_invite, invite.code, bob)
     with browsing(browser, live_server, "phone") as page:
         page.goto(f"/invites/{invite.code}/")
         assert "この招待はすでに受諾されています。" in page.inner_text("main")

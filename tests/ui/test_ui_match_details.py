@@ -14,7 +14,7 @@ from test_ui_render import element, frag
 from ui_scenarios import first_state, random_match, seat_view, waiting_view
 
 import engine
-from matches import render
+from matches.ui.context import build
 
 NAMES = ("alice", "bob")
 
@@ -140,7 +140,7 @@ def test_the_result_names_the_end_once_and_shows_no_change_for_a_casual_match() 
     result = html_text.unescape(element(frag(v, "ja"), "sb-settlement"))
     assert result.count("投了") == 1
     assert 'data-testid="rating-changes"' not in result
-    assert render.build(v)["result"]["ratings"] == []
+    assert build(v)["result"]["ratings"] == []
 
 
 def test_after_an_outage_the_page_says_the_time_was_given_back_in_japanese() -> None:

@@ -20,7 +20,8 @@ from ui_match_page import FAKE_SOCKET, ROOT, keep_if_failed, load, sent, swap_in
 from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
-from matches import render
+from matches.ui import fragments as render
+from matches.ui.text import clock_ms
 
 
 @pytest.fixture
@@ -200,7 +201,7 @@ def test_the_running_clock_counts_down_and_flags_once_at_zero(open_page: Any) ->
 
 def test_the_delay_runs_first_and_main_time_waits(open_page: Any) -> None:
     v = running_clock_view(main_left=0, delay_left=3000)
-    main = render.clock_ms(v["clocks"]["main"][0])
+    main = clock_ms(v["clocks"]["main"][0])
     page = open_page(v)
     clock = '[data-testid="clock-0"]'
     assert page.text_content(f"{clock} [data-clock-delay-value]") in ("3", "2")
@@ -214,7 +215,7 @@ def test_the_delay_runs_first_and_main_time_waits(open_page: Any) -> None:
         f"document.querySelector('{clock} [data-clock-main]').textContent !== '{main}'"
     )
     # The other clock stands still, and nothing was flagged.
-    other = render.clock_ms(v["clocks"]["main"][1])
+    other = clock_ms(v["clocks"]["main"][1])
     assert page.text_content('[data-testid="clock-1"] [data-clock-main]') == other
     assert sent(page) == []
 

@@ -23,7 +23,7 @@ from ui_pages import ARTIFACTS, SIZES, scrolls_sideways, small_targets
 from ui_scenarios import T0, first_state, random_match, seat_view, waiting_view
 
 import engine
-from matches import board
+from table import geometry as board
 
 RATINGS = [{"value": 1520, "display": "1520?"}, {"value": 1483, "display": "1483"}]
 DECIDING = ("turn-start", "turn-big", "auction-raise", "auction-open")

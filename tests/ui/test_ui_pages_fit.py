@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from ui_pages import browsing, off_the_loop, screenshot, scrolls_sideways, small_targets
 
-from matches import services
+from matches.lobby.invites import accept_invite, create_invite
 from tests.support import FAST_HASHERS, PASSWORD, Tables, make_user, use_embedded_default
 
 
@@ -26,13 +26,13 @@ def _build_site() -> dict[str, Any]:
         tables.resign(tables.start(tables.ranked(alice, bob)), bob)
     played = tables.play(tables.start(tables.casual(alice, bob)), 500, all_in=True)
     assert played.is_over
-    accepted = services.create_invite(alice)
-    services.accept_invite(accepted.code, bob)
+    accepted = create_invite(alice)
+    accept_invite(accepted.code, bob)
     return {
         "alice": alice,
         "bob": bob,
         "replay": f"/matches/{played.pk}/replay/?step=8",
-        "open_invite": f"/invites/{services.create_invite(alice).code}/",
+        "open_invite": f"/invites/{create_invite(alice).code}/",
         "accepted_invite": f"/invites/{accepted.code}/",
     }
 

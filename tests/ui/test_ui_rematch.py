@@ -1,8 +1,8 @@
 """After the match: rematch, replay and history links, voided matches (matches/_settlement.html).
 
 The views are real engine views of a match that ended by resignation, with the
-``match`` block that matches/services.py adds; its ``rematch`` entry is shaped as
-matches/rematch.py's ``rematch_block`` builds it. Japanese comes from the
+``match`` block that matches/play/ adds; its ``rematch`` entry is shaped as
+matches/lobby/rematch.py's ``rematch_block`` builds it. Japanese comes from the
 committed catalogue (locale/ja), so these tests also check that it is compiled.
 """
 
@@ -17,8 +17,8 @@ from test_ui_render import element, frag, page, top_level
 from ui_scenarios import T0, first_state, rematch_block, seat_view, waiting_view
 
 import engine
-from matches import render
-from matches.voiding import VOID_OUTAGE, VOID_STAFF
+from matches.clock.voiding import VOID_OUTAGE, VOID_STAFF
+from matches.ui.context import build
 
 OPS = ("op-rematch", "op-rematch-accept", "op-rematch-decline")
 
@@ -246,5 +246,5 @@ def test_rematch_in_japanese(resigned: Any) -> None:
 
 def test_render_build_keeps_rematch_out_of_a_live_view(resigned: Any) -> None:
     s, now = first_state(lambda s: s.phase == "play" and len(s.layout.placed) > 3)
-    ctx = render.build(seat_view(s, 0, now, rematch=rematch_block("open", 1)))
+    ctx = build(seat_view(s, 0, now, rematch=rematch_block("open", 1)))
     assert ctx["rematch"] is None and ctx["after"] is None

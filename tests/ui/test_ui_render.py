@@ -1,4 +1,4 @@
-"""The match page's HTML (matches/render.py, templates/matches/) for views from the engine."""
+"""The match page's HTML (matches/ui/, templates/matches/) for views from the engine."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from django.utils import translation
 from ui_scenarios import T0, first_state, seat_view, waiting_view
 
 import engine
-from matches import render
+from matches.ui import fragments as render
+from matches.ui.text import side_label
 
 
 def frag(view: dict[str, Any], lang: str = "en") -> str:
     with translation.override(lang):
-        return render.render_fragments(view)
+        return render.render_changed(view, {})
 
 
 def page(view: dict[str, Any], lang: str = "en") -> str:
@@ -224,7 +225,8 @@ def test_the_non_jockey_may_decline_or_bid_from_15() -> None:
     assert 'data-op="decline"' in a and 'data-op="accept"' not in a
     assert 'min="15" max="150" step="5" value="15"' in a
     assert 'data-op="bid"' in a and 'data-testid="auction-jockey">alice<' in a
-    assert 'data-discount="0"' in a
+    # The page is given each amount's cost (no discount: it pays what it bids).
+    assert 'data-costs="15:15 20:20 25:25 ' in a and ' 150:150"' in a
 
 
 def test_the_jockey_sees_the_accept_cost_and_its_discounted_bid_cost() -> None:
@@ -234,7 +236,8 @@ def test_the_jockey_sees_the_accept_cost_and_its_discounted_bid_cost() -> None:
     a = element(frag(v), "sb-auction")
     assert 'data-op="decline"' not in a
     assert 'data-op="accept"' in a and 'data-cost="20"' in a and "bob pays 20" in a
-    assert 'min="25" max="165"' in a and 'data-discount="15"' in a
+    assert 'min="25" max="165"' in a
+    assert 'data-costs="25:10 30:15 ' in a and ' 165:150"' in a  # the engine's discount
     assert "<b data-bid-cost>10</b>" in a  # 25 − 15
     assert 'data-amount="20"' in a  # the standing bid
     # Not your turn: no buttons, but who is deciding.
@@ -387,9 +390,9 @@ def test_each_render_speaks_its_own_language_and_leaves_none_behind(mid: Any) ->
         assert "投了" in ja and "Resign" not in ja
         assert "Resign" in en and "投了" not in en
     with translation.override("ja"):
-        assert render.side_label("low") != "low end"
+        assert side_label("low") != "low end"
     with translation.override("en"):
-        assert render.side_label("low") == "low end"
+        assert side_label("low") == "low end"
 
 
 def test_japanese_strings_from_the_translations_file(

@@ -14,7 +14,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from matches import render
+from matches.ui import fragments as render
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
@@ -59,7 +59,7 @@ def keep_if_failed(request: Any, pages: list[Any]) -> None:
 def swap_in(page: Any, view: dict[str, Any], lang: str = "en") -> None:
     """What htmx's ws extension does with a pushed view: swap the fragments, then the event."""
     with translation.override(lang):
-        html = render.render_fragments(view)
+        html = render.render_changed(view, {})
     page.evaluate(
         """html => {
           const t = document.createElement("template");

@@ -1,7 +1,7 @@
 """Views for the UI tests, built with the real engine and no database.
 
 A view is ``engine.view_for(state, seat, now)`` plus the ``match`` block that
-``matches/services.py`` adds (docs/protocol.md, "The view").
+``matches/play/`` adds (docs/protocol.md, "The view").
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def rematch_block(
     new_match: int | None = None,
     expires_at: int | None = None,
 ) -> dict[str, Any]:
-    """``view["match"]["rematch"]`` as matches/rematch.py builds it once the match is over."""
+    """``view["match"]["rematch"]`` as matches/lobby/rematch.py builds it once the match is over."""
     if status == "open" and expires_at is None:
         expires_at = T0 + 120_000
     return {

@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-from matches import queue, services
+from matches.lobby import matchmaking as queue
 from matches.models import Match
+from matches.play import timing
+from matches.play.act import act
 from tests.support import capture_changes, use_embedded_default
 
 # alice, bob, carol, dave, outsider and clock come from tests/conftest.py.
@@ -45,7 +47,7 @@ def live_ranked(
             m = queue.join(b).match
             assert m is not None
             for u in (a, b):
-                services.act(m.pk, u, {"op": "start", "version": m.version}, services.now_ms())
+                act(m.pk, u, {"op": "start", "version": m.version}, timing.now_ms())
         m.refresh_from_db()
         assert m.status == Match.Status.LIVE
         return m

@@ -14,11 +14,19 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 import engine
-from matches import liveness, services, sweeper, voiding
+from matches.clock import liveness, outage, sweeper, voiding
+from matches.clock.deadlines import GRACE_MS, check_match
+from matches.clock.outage import OUTAGE_VOID_AFTER_MS, rejoin
+from matches.clock.voiding import VOID_OUTAGE
+from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Heartbeat, Match, MatchEvent
+from matches.play import timing
+from matches.play.act import act
+from matches.play.errors import ServiceError
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +126,7 @@ def test_with_two_web_processes_restarting_one_is_no_outage(
 def test_start_and_continue_windows_move_on_by_the_outage(
     alice: Any, bob: Any, commits: Any
 ) -> None:
-    waiting = services.accept_invite(services.create_invite(alice).code, bob)
+    waiting = accept_invite(create_invite(alice).code, bob)
     window = waiting.ready_deadline_ms
     credit_from = window - 5_000
     liveness.beat(credit_from, "web-a")
@@ -135,10 +143,10 @@ def test_an_outage_of_more_than_three_minutes_voids_live_matches_without_rating(
     m = live_ranked(alice, bob)
     liveness.beat(T0, "web-a")
     with commits():
-        assert liveness.beat(T0 + services.OUTAGE_VOID_AFTER_MS + 1, "web-a") == [m.pk]
+        assert liveness.beat(T0 + OUTAGE_VOID_AFTER_MS + 1, "web-a") == [m.pk]
     m.refresh_from_db()
     assert m.status == Match.Status.VOIDED and m.end_reason == "void"
-    assert m.winner_seat is None and m.void_reason == services.VOID_OUTAGE
+    assert m.winner_seat is None and m.void_reason == VOID_OUTAGE
     assert m.wake_at_ms is None
     assert pushes[-1].match_id == m.pk and '"end":"void"' in pushes[-1].frames["seat0"]
     _ratings_untouched(alice, bob)
@@ -167,13 +175,13 @@ def test_a_web_process_shutting_down_proves_no_more_life_from_that_moment(
     monkeypatch.setattr(liveness, "beat", lambda tick, name: proved.append("beat"))
     monkeypatch.setattr(liveness, "pulse", lambda tick, name: proved.append("pulse"))
     pulse = liveness.PulseThread("web-a")
-    monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())
+    monkeypatch.setattr(liveness, "loop_tick_ms", timing.now_ms())
     pulse.once()
     assert proved == ["beat", "pulse"]
     # SIGTERM: no longer listening, every socket closed with 1012. Draining takes a
     # while, but no frame can arrive meanwhile: no more proof, no deadline enforced.
-    liveness.stop_receiving(services.now_ms())
-    monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())
+    liveness.stop_receiving(timing.now_ms())
+    monkeypatch.setattr(liveness, "loop_tick_ms", timing.now_ms())
     pulse.once()
     assert proved == ["beat", "pulse"]
     assert liveness.tier_alive_ms() == liveness.stopped_at_ms  # the embedded sweeper's gate
@@ -183,7 +191,7 @@ def test_when_the_whole_tier_shut_down_the_outage_counts_from_when_it_stopped_re
     alice: Any, bob: Any, live_ranked: Any, commits: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     m = live_ranked(alice, bob)
-    stopped = services.now_ms() - 5_000  # SIGTERM 5 s ago; the drain just ended
+    stopped = timing.now_ms() - 5_000  # SIGTERM 5 s ago; the drain just ended
     liveness.beat(stopped - 300, "web-a")
     monkeypatch.setattr(liveness, "stopped_at_ms", None)
     liveness.stop_receiving(stopped)
@@ -235,7 +243,7 @@ def test_two_restarted_web_processes_ending_an_outage_together_credit_it_once(
     deadline, _main = _running(m)
     liveness.beat(T0, "web-old-a")
     liveness.beat(T0, "web-old-b")
-    credit = services.credit_outage
+    credit = outage.credit_outage
     first = threading.Lock()
 
     def credit_once_the_other_waits(start_ms: int, end_ms: int) -> list[int]:
@@ -247,7 +255,7 @@ def test_two_restarted_web_processes_ending_an_outage_together_credit_it_once(
             assert ok, "the other process never waited for the web rows' locks"
         return credit(start_ms, end_ms)
 
-    monkeypatch.setattr(services, "credit_outage", credit_once_the_other_waits)
+    monkeypatch.setattr(outage, "credit_outage", credit_once_the_other_waits)
     others = threading.Semaphore(0)
     errors: list[BaseException] = []
 
@@ -304,7 +312,7 @@ def test_the_sweeper_enforces_a_deadline_only_once_the_web_tier_proved_life_afte
     deadline, _ = _running(m)
     proof: list[int | None] = [deadline - 500]  # the last pulse came before the deadline
     monkeypatch.setattr(liveness, "tier_alive_ms", lambda: proof[0])
-    monkeypatch.setattr(services, "now_ms", lambda: deadline + 5_000)
+    monkeypatch.setattr(timing, "now_ms", lambda: deadline + 5_000)
     sweeper.sweep_once()
     m.refresh_from_db()
     assert m.status == Match.Status.LIVE  # held: nobody could have sent a frame
@@ -312,7 +320,7 @@ def test_the_sweeper_enforces_a_deadline_only_once_the_web_tier_proved_life_afte
     sweeper.sweep_once()
     m.refresh_from_db()
     assert m.status == Match.Status.LIVE
-    proof[0] = deadline + services.GRACE_MS  # the tier was up after the deadline
+    proof[0] = deadline + GRACE_MS  # the tier was up after the deadline
     sweeper.sweep_once()
     m.refresh_from_db()
     assert m.status == Match.Status.FINISHED and m.end_reason == "time"
@@ -345,8 +353,8 @@ def test_staff_void_a_match_in_the_admin(
 
 def test_only_live_matches_can_be_voided(alice: Any, bob: Any, live_ranked: Any) -> None:
     m = live_ranked(alice, bob)
-    services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())
-    waiting = services.accept_invite(services.create_invite(alice).code, bob)
+    act(m.pk, alice, {"op": "resign", "version": m.version}, timing.now_ms())
+    waiting = accept_invite(create_invite(alice).code, bob)
     assert voiding.void([m.pk, waiting.pk]) == []
     m.refresh_from_db()
     assert m.status == Match.Status.FINISHED
@@ -359,8 +367,8 @@ def test_a_move_after_the_void_is_refused(
     with commits():
         assert voiding.void([m.pk]) == [m.pk]
     m.refresh_from_db()
-    with pytest.raises(services.ServiceError) as e:
-        services.act(m.pk, alice, {"op": "resign", "version": m.version}, services.now_ms())
+    with pytest.raises(ServiceError) as e:
+        act(m.pk, alice, {"op": "resign", "version": m.version}, timing.now_ms())
     assert e.value.code == "match_over"
 
 
@@ -410,9 +418,9 @@ def test_the_seat_to_act_is_given_back_the_time_until_its_socket_is_back(
     back, seat = _cut_at_the_end(m, 60_000)
     mover, other = _users(m, alice, bob)
     deadline, _ = _running(m)
-    assert not services.rejoin(m.pk, other, back + 1_000)  # not the one whose time ran
+    assert not rejoin(m.pk, other, back + 1_000)  # not the one whose time ran
     with commits():
-        assert services.rejoin(m.pk, mover, back + 1_800)  # its page reconnected 1.8 s later
+        assert rejoin(m.pk, mover, back + 1_800)  # its page reconnected 1.8 s later
     assert _running(m)[0] == deadline + 1_800
     event = MatchEvent.objects.filter(match=m, kind="credit").order_by("pk").last()
     assert event is not None and event.data["ms"] == 1_800 and event.data["rejoin"]
@@ -421,7 +429,7 @@ def test_the_seat_to_act_is_given_back_the_time_until_its_socket_is_back(
     for audience in ("seat0", "seat1"):  # both pages show the whole time given back
         assert f'"credit":{{"ms":14900,"seat":{seat},' in pushes[-1].frames[audience]
     # Once is all: a second reconnection (a reload) gives nothing more.
-    assert not services.rejoin(m.pk, mover, back + 4_000)
+    assert not rejoin(m.pk, mover, back + 4_000)
     assert _running(m)[0] == deadline + 1_800
 
 
@@ -433,8 +441,8 @@ def test_the_time_given_back_for_coming_back_is_capped(
     mover, _ = _users(m, alice, bob)
     deadline, _ = _running(m)
     with commits():
-        assert services.rejoin(m.pk, mover, back + 60_000)  # a minute away: 5 s only
-    assert _running(m)[0] == deadline + services.OUTAGE_REJOIN_MS
+        assert rejoin(m.pk, mover, back + 60_000)  # a minute away: 5 s only
+    assert _running(m)[0] == deadline + settings.OUTAGE_REJOIN_MS
 
 
 def test_a_clock_cannot_run_out_before_its_seat_could_come_back(
@@ -445,15 +453,15 @@ def test_a_clock_cannot_run_out_before_its_seat_could_come_back(
     back, _ = _cut_at_the_end(m, 1_000)
     mover, other = _users(m, alice, bob)
     m.refresh_from_db()
-    assert m.wake_at_ms == back + services.OUTAGE_REJOIN_MS  # the sweeper waits for it
+    assert m.wake_at_ms == back + settings.OUTAGE_REJOIN_MS  # the sweeper waits for it
     with commits():
         # The opponent's "their clock shows zero" and the sweeper, meanwhile: nothing.
-        services.act(m.pk, other, {"op": "flag", "version": m.version}, back + 2_000)
-        assert not services.check_match(m.pk, None, back + 2_500)
+        act(m.pk, other, {"op": "flag", "version": m.version}, back + 2_000)
+        assert not check_match(m.pk, None, back + 2_500)
     m.refresh_from_db()
     assert m.status == Match.Status.LIVE
     with commits():
-        assert services.rejoin(m.pk, mover, back + 3_000)
+        assert rejoin(m.pk, mover, back + 3_000)
     assert _running(m)[0] == back + 1_000 + 3_000
     m.refresh_from_db()
     assert m.status == Match.Status.LIVE and m.wake_at_ms == back + 4_000
@@ -465,10 +473,10 @@ def test_a_seat_that_never_comes_back_loses_on_time_once_the_allowance_passed(
     m = live_ranked(alice, bob)
     back, seat = _cut_at_the_end(m, 1_000)
     _, other = _users(m, alice, bob)
-    until = back + services.OUTAGE_REJOIN_MS
+    until = back + settings.OUTAGE_REJOIN_MS
     with commits():
-        assert not services.check_match(m.pk, None, until - 1)
-        assert services.check_match(m.pk, None, until)
+        assert not check_match(m.pk, None, until - 1)
+        assert check_match(m.pk, None, until)
     m.refresh_from_db()
     assert m.status == Match.Status.FINISHED and m.end_reason == "time"
     assert m.winner_seat == 1 - seat
@@ -484,7 +492,7 @@ def test_the_seats_own_frame_proves_it_is_back(
     back, seat = _cut_at_the_end(m, 1_000)
     mover, _ = _users(m, alice, bob)
     with commits():
-        out = services.act(m.pk, mover, {"op": "resign", "version": m.version}, back + 2_500)
+        out = act(m.pk, mover, {"op": "resign", "version": m.version}, back + 2_500)
     assert out.error is None
     m.refresh_from_db()
     assert m.end_reason == "resign" and m.winner_seat == 1 - seat

@@ -1,4 +1,4 @@
-"""The web process's background loop (matches/periodic.py): beats, and in the
+"""The web process's background loop (matches/realtime/periodic.py): beats, and in the
 embedded default also sweeps the queue and scans for faults."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from matches import liveness, periodic, queue
+from matches.clock import liveness
+from matches.lobby import matchmaking as queue
 from matches.models import Heartbeat
+from matches.realtime import periodic
 from tests.support import connect_lobby
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -52,9 +52,9 @@ def embedded_web(transactional_db: None, tmp_path: Path) -> Iterator[WebProcess]
 
 def new_casual(alice: Any, bob: Any) -> Any:
     """A casual match through an invite: alice (the inviter) is seat 0, bob seat 1."""
-    from matches import services
+    from matches.lobby.invites import accept_invite, create_invite
 
-    return services.accept_invite(services.create_invite(alice).code, bob)
+    return accept_invite(create_invite(alice).code, bob)
 
 
 def legal_frame(view: dict[str, Any], version: int) -> dict[str, Any] | None:

@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 import engine
-from matches import computer, services
+from matches.lobby import computer
 from matches.models import Match, MatchEvent
+from matches.play import timing
+from matches.play.act import act
 from tests.processes import WebProcess, server_env, wait_for
 from tests.support import frame_for
 
@@ -39,12 +41,12 @@ def test_the_computer_moves_after_its_web_process_was_killed_and_restarted(
     try:
         m = computer.play(alice, 1)
         human = 0 if m.player0_id == alice.pk else 1
-        services.act(m.pk, alice, {"op": "start", "version": m.version}, services.now_ms())
+        act(m.pk, alice, {"op": "start", "version": m.version}, timing.now_ms())
         m.refresh_from_db()
         state = engine.from_dict(m.state)
         if state.to_act == human:  # hand the turn to the computer
             action = engine.legal_actions(state)[0]
-            services.act(m.pk, alice, frame_for(action, m.version), services.now_ms())
+            act(m.pk, alice, frame_for(action, m.version), timing.now_ms())
             m.refresh_from_db()
         assert engine.from_dict(m.state).to_act == 1 - human
         version = m.version

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from matches import liveness
+from matches.clock import liveness
 
 # The checks run on a thread of their own: they see committed rows only.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,7 +1,7 @@
 """A burst of wrong-password logins while a match is played on the same web process.
 
 Password hashing runs on its own low-priority thread and match work on the
-match threads (matches/db.py), so 50 wrong passwords from several threads never
+match threads (matches/play/db.py), so 50 wrong passwords from several threads never
 stop a move: every move of the match is applied and pushed to both seats, in
 order, while the burst runs.
 """

@@ -1,0 +1,312 @@
+"""Is the web tier receiving frames? Outages found, and given back to the players.
+
+RULES §8 voids a match only when a service fault made reliable timing
+impossible, and ARCHITECTURE says our outage is never charged to a player.
+What makes timing unreliable is the **web tier** — the processes that receive
+and stamp frames — being unable to receive them while a clock runs. A slow or
+restarted Celery worker, or a busy CPU, does not: frames are still stamped on
+arrival. So this module watches only the web tier.
+
+**Proof of life.** Every web process runs a pulse thread (a thread, so request
+handling cannot starve it). It proves that the process's event loop is turning
+(the loop stamps :data:`loop_tick_ms` every 50 ms; a stalled loop cannot stamp
+frames, so its ticks are what the thread reports) and, on Redis, that the
+channel layer answers (a process that cannot push is no use to a player):
+
+- every :data:`PULSE_S` it adds its last tick to a Redis sorted set; the
+  deadline sweeper in the Celery worker enforces a deadline only once some web
+  process has proved it was alive *after* it (:func:`tier_alive_ms`), so a
+  deadline falling in an outage is never enforced before the outage is
+  given back;
+- every :data:`BEAT_S` it writes its ``Heartbeat`` row (``kind="web"``).
+
+Behind a proxy (``make run-services``: HAProxy), a web process proves life
+only while the proxy accepts connections too (``LIVENESS_PROBE``, its
+address): players reach the web tier only through it.
+
+**Outages** (:func:`beat`). A process beating finds the newest beat of all web
+processes. If that is more than :data:`GAP_MS` old, nobody could receive
+frames in between: :func:`matches.clock.outage.credit_outage` gives that time back
+to every waiting or live match (a running decision's clock, a start or
+continue window) — or voids a live match when the outage passed three
+minutes. The beat, the gap check and the credit are one transaction under the
+web rows' locks (the gap read again once they are held, so that the row a
+restarted process inserted meanwhile counts), so two processes starting together
+credit an outage once, and no process reports life (so no sweeper moves) before
+the credit is committed.
+A process that stops cleanly (:func:`retire`) leaves the others to beat; with
+two web processes, restarting one is no outage. From the moment it starts to
+stop (:func:`stop_receiving`: it no longer listens, and it has closed its
+sockets) it proves nothing more, and that moment is its last beat: when every
+web process stopped, the outage counts from when they stopped receiving frames,
+not from when they finished draining.
+
+The credit starts at the last beat before the outage, which may be up to
+:data:`BEAT_S` before the tier truly stopped: a player may be given up to a
+second more than the outage, never less.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import close_old_connections, transaction
+
+from matches import conf
+from matches.models import Heartbeat
+
+log = logging.getLogger(__name__)
+
+PULSE_S = 0.05  # Redis proof of life (the sweeper's gate)
+BEAT_S = 1.0  # database heartbeat (outage detection)
+GAP_MS = 2_000  # the whole web tier silent longer than this: an outage
+STALL_MS = 1_000  # a loop that has not ticked for this long is not receiving frames
+PULSE_TTL_MS = 60_000  # pulses older than this are dropped from the set
+
+# Set by the web process's event loop (matches.periodic) every 50 ms.
+loop_tick_ms: int | None = None
+# This process has written its first heartbeat (and credited any outage before it).
+beaten = False
+# When this process stopped receiving frames (a clean shutdown began): epoch ms.
+stopped_at_ms: int | None = None
+
+
+def process_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _dt(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _ms(dt: datetime) -> int:
+    return int(dt.timestamp() * 1000)
+
+
+# --- the database heartbeat: outages ------------------------------------------------
+
+
+def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
+    """Record that this web process was receiving frames at ``tick_ms``; credit any outage.
+
+    Returns the ids of the matches credited (or voided) for an outage this beat ended.
+    """
+    from matches.clock import outage
+
+    name = name or process_name()
+    tick = _now_ms() if tick_ms is None else tick_ms
+    with transaction.atomic():
+        rows = list(Heartbeat.objects.select_for_update().filter(kind="web").order_by("pk"))
+        # Read the beats again now that the locks are held: a restarted process beats
+        # under a new name, and the row it inserted while this process waited for the
+        # locks is invisible to the statement that waited (begun before that commit).
+        beats = Heartbeat.objects.filter(kind="web").values_list("last_beat", flat=True)
+        newest = max((_ms(t) for t in beats if t), default=None)
+        own = next((r for r in rows if r.name == name), None)
+        if own is None:
+            Heartbeat.objects.create(
+                kind="web", name=name, started_at=_dt(tick), last_beat=_dt(tick)
+            )
+        elif _ms(own.last_beat) < tick or not own.active:
+            own.last_beat, own.active = max(own.last_beat, _dt(tick)), True
+            own.save(update_fields=["last_beat", "active"])
+        if newest is None or tick - newest <= GAP_MS:
+            return []
+        log.warning("the web tier was silent for %.1f s (until %s)", (tick - newest) / 1000, name)
+        # Still under the web rows' locks: no other web process reports life
+        # (and so no sweeper enforces a deadline) before the credit is committed.
+        return outage.credit_outage(newest, tick)
+
+
+def stop_receiving(at_ms: int | None = None) -> None:
+    """This web process no longer receives frames (its shutdown began): it proves no
+    more life, and :func:`retire` records this moment as its last beat."""
+    global stopped_at_ms
+    if stopped_at_ms is None:
+        stopped_at_ms = _now_ms() if at_ms is None else at_ms
+
+
+def retire(name: str | None = None) -> None:
+    """This web process stops cleanly: the others carry on, and its pulses end."""
+    name = name or process_name()
+    last = _now_ms() if stopped_at_ms is None else stopped_at_ms
+    Heartbeat.objects.filter(name=name).update(active=False, last_beat=_dt(last))
+    client = _redis()
+    if client is not None:
+        try:
+            client.zrem(_pulse_key(), name)
+        except Exception:
+            log.debug("could not drop this process's pulse", exc_info=True)
+
+
+def worker_beat(name: str | None = None) -> None:
+    """A Celery worker's (or the embedded) sweeper is alive: for /healthz only."""
+    name = name or f"{process_name()}:sweeper"
+    now = _dt(_now_ms())
+    updated = Heartbeat.objects.filter(name=name).update(kind="worker", last_beat=now, active=True)
+    if not updated:
+        Heartbeat.objects.get_or_create(
+            name=name, defaults={"kind": "worker", "started_at": now, "last_beat": now}
+        )
+
+
+# --- the Redis pulse: the sweeper's gate ---------------------------------------------
+
+_clients: dict[str, Any] = {}
+_client_lock = threading.Lock()
+
+
+def _redis() -> Any:
+    """A small synchronous Redis client for pulses (``None`` without ``REDIS_URL``)."""
+    url = conf.redis_url()
+    if not url:
+        return None
+    with _client_lock:
+        if url not in _clients:
+            import redis
+
+            _clients[url] = redis.Redis.from_url(
+                url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=10
+            )
+        return _clients[url]
+
+
+def _pulse_key() -> str:
+    return f"{conf.liveness_prefix()}:pulse:web"
+
+
+def pulse(tick_ms: int, name: str | None = None) -> None:
+    """Tell the sweepers this process received frames at ``tick_ms`` (raises if Redis fails)."""
+    client = _redis()
+    if client is None:
+        return
+    key = _pulse_key()
+    pipe = client.pipeline(transaction=False)
+    pipe.zadd(key, {name or process_name(): tick_ms})
+    pipe.zremrangebyscore(key, "-inf", tick_ms - PULSE_TTL_MS)
+    pipe.execute()
+
+
+def tier_alive_ms() -> int | None:
+    """The latest moment some web process proved it was receiving frames (epoch ms).
+
+    Without Redis (the embedded default) the sweeper runs on the one web
+    process's own loop, so the present moment is proof enough — once this
+    process has beaten (and credited any outage that its start ended), and
+    until it stopped receiving frames.
+    """
+    client = _redis()
+    if client is None:
+        if not beaten:
+            return None
+        return _now_ms() if stopped_at_ms is None else stopped_at_ms
+    try:
+        top = client.zrevrange(_pulse_key(), 0, 0, withscores=True)
+    except Exception:
+        log.warning("no proof of life from the web tier: Redis does not answer")
+        return None
+    return int(top[0][1]) if top else None
+
+
+# --- the pulse thread ------------------------------------------------------------
+
+
+class PulseThread(threading.Thread):
+    """Beats for this web process until :meth:`stop` (a daemon: it never holds up exit)."""
+
+    def __init__(self, name: str | None = None) -> None:
+        super().__init__(name="liveness-pulse", daemon=True)
+        self.process = name or process_name()
+        self._stop_event = threading.Event()
+        self._last_beat = 0.0
+        self._redis_ok = False  # a ping first, and after every failure
+        self._proxy_ok = False
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            try:
+                self.once()
+            except Exception:
+                log.exception("liveness pulse failed")
+                close_old_connections()
+            self._stop_event.wait(PULSE_S)
+
+    def once(self) -> None:
+        tick = loop_tick_ms
+        now = _now_ms()
+        if stopped_at_ms is not None:
+            return  # shutting down: no longer listening, its sockets closed
+        if tick is None or now - tick > STALL_MS:
+            return  # the loop is not turning: this process proves nothing now
+        client = _redis()
+        if client is not None and not self._redis_ok:
+            client.ping()  # no channel layer, no pushes: then this process proves nothing
+        if time.monotonic() - self._last_beat >= BEAT_S:
+            # Once a second: is the proxy in front of us up (players reach us through
+            # it), then the database beat (it credits an outage this process ends)
+            # before the pulses that let the sweepers move.
+            self._proxy_ok = proxy_answers()
+            if self._proxy_ok:
+                beat(tick, self.process)
+                close_old_connections()
+                _mark_beaten()
+                self._last_beat = time.monotonic()
+        if not self._proxy_ok:
+            return
+        try:
+            pulse(tick, self.process)
+            self._redis_ok = True
+        except Exception:
+            self._redis_ok = False
+            raise
+
+
+def _mark_beaten() -> None:
+    global beaten
+    beaten = True
+
+
+def proxy_answers() -> bool:
+    """Whether the address players connect to (``LIVENESS_PROBE``, the proxy) accepts."""
+    probe = conf.liveness_probe()
+    if not probe:
+        return True
+    host, _, port = probe.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+_thread: PulseThread | None = None
+
+
+def start_pulse() -> PulseThread:
+    """Start this web process's pulse (idempotent)."""
+    global _thread
+    if _thread is None or not _thread.is_alive():
+        _thread = PulseThread()
+        _thread.start()
+    return _thread
+
+
+def stop_pulse() -> None:
+    global _thread
+    if _thread is not None:
+        _thread.stop()
+        _thread.join(timeout=2)
+        _thread = None

@@ -1,0 +1,126 @@
+"""Our outages: nobody pays for time the platform could not receive frames.
+
+:func:`credit_outage` gives every open match the outage back (or voids a live
+match after :data:`OUTAGE_VOID_AFTER_MS`); :func:`rejoin` gives the cut seat
+the time until its socket is back, up to ``settings.OUTAGE_REJOIN_MS``. Found by
+``matches.clock.liveness``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from django.db import transaction
+
+import engine
+from matches import conf
+from matches.clock.voiding import VOID_OUTAGE, void_locked
+from matches.models import Match
+from matches.play import timing
+from matches.play.act import credit_rejoin
+from matches.play.credit import LastCredit
+from matches.play.seating import OPEN_STATUSES
+from matches.play.store import locked_match, save_change
+from matches.play.timing import rejoin_until
+
+log = logging.getLogger(__name__)
+
+# An outage longer than this voids the matches it froze instead of crediting
+# their clocks: the players cannot be expected to be waiting still.
+OUTAGE_VOID_AFTER_MS = 180_000
+
+
+# After an outage the players' sockets come back one by one (the proxy's next
+# health check, each page's reconnection delay): the seat whose decision the
+# outage cut is given back the time until it is back too, up to this long.
+# Until then (or its return) its clock cannot run out.
+
+
+def credit_outage(start_ms: int, end_ms: int) -> list[int]:
+    """The platform could not receive frames from ``start_ms`` to ``end_ms``: nobody pays.
+
+    Every waiting or live match is given the outage back (RULES §8; ARCHITECTURE
+    "Time"): a running decision's clock by ``engine.credit``, a start or
+    continue window by moving its deadline on. After an outage longer than
+    :data:`OUTAGE_VOID_AFTER_MS` a live match is voided instead (no rating
+    change). Returns the ids changed. Each match is its own transaction.
+    """
+    ids = list(
+        Match.objects.filter(status__in=OPEN_STATUSES).order_by("pk").values_list("pk", flat=True)
+    )
+    changed = []
+    for pk in ids:
+        if _credit_one(pk, start_ms, end_ms):
+            changed.append(pk)
+    if changed:
+        log.warning(
+            "outage of %d ms (%d → %d) credited to matches %s",
+            end_ms - start_ms,
+            start_ms,
+            end_ms,
+            changed,
+        )
+    return changed
+
+
+def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
+    with transaction.atomic():
+        m = locked_match(match_id)
+        if m is None or m.is_over:
+            return False
+        state = engine.from_dict(m.state) if m.state is not None else None
+        if m.status == Match.Status.LIVE and end_ms - start_ms > OUTAGE_VOID_AFTER_MS:
+            void_locked(m, state, VOID_OUTAGE, end_ms)
+            return True
+        event: dict[str, Any] = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms}
+        before = state
+        if state is not None and engine.deadline(state) is not None:
+            state, ms = engine.credit(state, start_ms, end_ms)
+            event.update(ms=ms, player=state.to_act)
+        elif m.ready_deadline_ms is not None and m.ready_deadline_ms > start_ms:
+            ms = end_ms - start_ms
+            m.ready_deadline_ms += ms
+            event.update(ms=ms, player=None, window=True)
+        else:
+            return False
+        if not event["ms"]:
+            return False
+        credit = LastCredit(ms=event["ms"], seat=event["player"], to=end_ms)
+        if credit.seat is not None and credit.seat != m.computer_seat:
+            # A person's socket must come back too (settings.OUTAGE_REJOIN_MS).
+            assert state is not None
+            credit = replace(
+                credit, start=state.decision_start, rejoin_until=end_ms + conf.outage_rejoin_ms()
+            )
+        credit.save_to(m)
+        save_change(m, state, [event], before=before, now=end_ms)
+        return True
+
+
+def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
+    """A seat's socket is back after an outage: give it back the time it took.
+
+    A no-op (``False``) unless ``user`` holds the seat whose decision the last
+    outage cut, that decision still runs, and the seat has not come back yet.
+    """
+    with transaction.atomic():
+        m = locked_match(match_id)
+        credit = None if m is None else LastCredit.of(m)
+        if m is None or credit is None or m.is_over or m.status != Match.Status.LIVE:
+            return False
+        state = engine.from_dict(m.state) if m.state is not None else None
+        if state is None or rejoin_until(m, state) is None:
+            return False
+        if credit.seat not in m.seats_of(getattr(user, "pk", None)):
+            return False
+        t = timing.now_ms() if now is None else now
+        events: list[dict[str, Any]] = []
+        before = state
+        state = credit_rejoin(m, state, t, events)
+        if not events:
+            m.save(update_fields=["last_credit"])
+            return False
+        save_change(m, state, events, before=before, now=t)
+        return True

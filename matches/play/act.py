@@ -1,0 +1,310 @@
+"""The act pipeline: one client frame applied to one match, one transaction.
+
+Restore the engine state, let the engine expire the clock at the frame's
+*receipt* time, apply the action and the forced follow-ups, finish the match
+(ratings in the same transaction) and save the change (``store.save_change``).
+Rematch ops are not here: the match socket routes them to ``matches.lobby.rematch``.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+import engine
+from matches import conf
+from matches.models import Match
+from matches.play.audience import Change
+from matches.play.credit import LastCredit
+from matches.play.errors import ServiceError, illegal_message
+from matches.play.frames import IDEMPOTENT_OPS, REMATCH_OPS, parse_frame
+from matches.play.store import locked_match, save_change
+from matches.play.timing import computer_ready, rejoin_until
+from matches.signals import match_starting
+
+
+@dataclass
+class Outcome:
+    match: Match
+    state: engine.MatchState | None
+    # Set when the frame was not applied although the match changed (it lost on time).
+    error: ServiceError | None = None
+    change: Change | None = field(default=None, repr=False)
+
+
+def _deal(match: Match, hand_no: int) -> engine.Deal:
+    seed = conf.deal_seed()
+    if seed is not None:
+        return engine.Deal.shuffled(random.Random(f"{seed}:{match.pk}:{hand_no}"))
+    return engine.Deal.shuffled(secrets.SystemRandom())
+
+
+def seated(m: Match | None, user: Any) -> tuple[Match, list[int], engine.MatchState | None]:
+    """``m``, the seats ``user`` holds in it and its engine state; ``not_found`` when
+    there is no match and ``not_a_player`` when ``user`` holds no seat."""
+    if m is None:
+        raise ServiceError("not_found", _("No such match."))
+    seats = m.seats_of(getattr(user, "pk", None))
+    if not seats:
+        raise ServiceError("not_a_player", _("You are not playing in this match."))
+    state = engine.from_dict(m.state) if m.state is not None else None
+    return m, seats, state
+
+
+def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
+    """Apply one client frame, timed at ``received_at`` (epoch ms, stamped on arrival).
+
+    Rematch ops belong to ``matches.lobby.rematch.act_rematch`` (the consumer routes them).
+    """
+    parsed = parse_frame(frame)
+    op = parsed["op"]
+    if op in REMATCH_OPS:
+        raise ServiceError("bad_request", _("Unknown operation."))
+    with transaction.atomic():
+        m, seats, state = seated(locked_match(match_id), user)
+        if op == "sync":
+            return Outcome(m, state)
+        if m.is_over:
+            raise ServiceError("match_over", _("The match is over."), version=m.version)
+        # start, continue and flag only say "I am ready" / "check the clock":
+        # harmless at any version, and both players press them at once.
+        if parsed["version"] != m.version and op not in IDEMPOTENT_OPS:
+            raise ServiceError(
+                "stale", _("The match moved on; here is the current position."), version=m.version
+            )
+        before = state
+        events: list[dict[str, Any]] = []
+        error = None
+        if m.status == Match.Status.WAITING:
+            state = _waiting_op(m, seats, op, received_at, events)
+        else:
+            assert state is not None
+            state = _live_op(m, state, seats, parsed, received_at, events)
+            losers = [e["player"] for e in events if e["type"] == "timeout"]
+            if op not in ("flag", "continue") and losers and losers[0] in seats:
+                # Only the player whose clock ran out is told its frame came too late.
+                error = ServiceError("timeout", illegal_message("timeout"), version=m.version + 1)
+        if m.status == Match.Status.ABORTED and op != "resign":
+            error = ServiceError("aborted", _("Start was not pressed in time: aborted."))
+        if not events:
+            return Outcome(m, state, error)  # nothing happened (a flag before the deadline)
+        change = save_change(m, state, events, before=before, now=received_at)
+    return Outcome(m, state, error, change)
+
+
+def _waiting_op(
+    m: Match, seats: list[int], op: str, now: int, events: list[dict[str, Any]]
+) -> engine.MatchState | None:
+    assert m.ready_deadline_ms is not None
+    if now >= m.ready_deadline_ms:
+        abort(m, now, events)
+        return None
+    if op == "resign":
+        # Before the first decision leaving is an abort: no result (RULES §1).
+        abort(m, now, events)
+        return None
+    if op != "start":
+        raise ServiceError("not_started", _("Press Start first."), version=m.version)
+    if all(m.ready[s] for s in seats):
+        return None  # pressed already: nothing changes
+    m.ready = [bool(r) or s in seats for s, r in enumerate(m.ready)]
+    events.append({"type": "ready", "seats": seats, "t": now})
+    if not all(m.ready):
+        return None
+    state = engine.new_match(
+        _deal(m, 0), now_ms=now, clock=conf.match_clock(), handoff=m.kind == Match.Kind.SAME_DEVICE
+    )
+    for _receiver, started in match_starting.send(sender=Match, match=m, state=state):
+        state = started or state  # an arena's berserk (matches/signals.py)
+    m.status = Match.Status.LIVE
+    m.started_at = timezone.now()
+    m.ready = [False, False]
+    m.ready_deadline_ms = None
+    events.append({"type": "started", "t": now})
+    events.extend(_deal_events_for(state))
+    return _follow_forced(m, state, now, events)
+
+
+def _deal_events_for(state: engine.MatchState) -> list[dict[str, Any]]:
+    # The deal itself (both hands, the talon order) is kept for replays only.
+    return [
+        {
+            "type": "deal",
+            "hand": state.hand_no,
+            "hands": [[list(t) for t in h] for h in state.hands],
+            "talon": [list(t) for t in state.talon],
+        }
+    ] + [e for e in state.log if e["type"] == "hand_start" and e["hand"] == state.hand_no]
+
+
+def _live_op(
+    m: Match,
+    state: engine.MatchState,
+    seats: list[int],
+    parsed: dict[str, Any],
+    now: int,
+    events: list[dict[str, Any]],
+) -> engine.MatchState:
+    op = parsed["op"]
+    held = rejoin_until(m, state)
+    if held is not None and state.to_act in seats:
+        state = credit_rejoin(m, state, now, events)  # its frame proves it is back
+        held = None
+    # While the seat to act has not come back from our outage its clock cannot
+    # run out (the opponent's flag waits for it).
+    expired, ev = engine.expire(state, now) if held is None or now >= held else (state, [])
+    if ev:
+        # The clock ran out before this frame arrived: the frame is not applied.
+        events.extend(ev)
+        finish_if_over(m, expired)
+        return expired
+    if op == "flag":
+        if state.phase == engine.HAND_OVER:
+            return maybe_auto_continue(m, state, now, events)
+        return state
+    if op == "start":
+        return state  # "I am ready" once the match runs (a press racing the other's): nothing
+    if op == "continue":
+        if state.phase != engine.HAND_OVER:
+            if parsed["version"] < m.version:
+                return state  # sent before the next hand started (the other's press did it)
+            raise ServiceError("bad_phase", _("The hand is still being played."), version=m.version)
+        window_over = m.ready_deadline_ms is not None and now >= m.ready_deadline_ms
+        if not all(m.ready[s] for s in seats):
+            m.ready = [bool(r) or s in seats for s, r in enumerate(m.ready)]
+            events.append({"type": "ready", "seats": seats, "t": now})
+        if all(m.ready) or window_over:
+            return _start_next_hand(m, state, now, events)
+        return state
+    seat = _acting_seat(state, seats)
+    action = engine.Action(
+        op,
+        seat,
+        tile=parsed.get("tile"),
+        at=parsed.get("at"),
+        amount=parsed.get("amount"),
+    )
+    try:
+        state, ev = engine.apply(state, action, now)
+    except engine.IllegalAction as e:
+        raise ServiceError(e.code, illegal_message(e.code), version=m.version) from None
+    events.extend(ev)
+    return _follow_forced(m, state, now, events)
+
+
+def _acting_seat(state: engine.MatchState, seats: list[int]) -> int:
+    if len(seats) == 1:
+        return seats[0]
+    # Same device: the device acts for whoever is to act (or seat 0 between hands).
+    return state.to_act if state.to_act is not None else 0
+
+
+def _follow_forced(
+    m: Match, state: engine.MatchState, now: int, events: list[dict[str, Any]]
+) -> engine.MatchState:
+    """Apply forced openings, draws, passes and forced auction answers at once.
+
+    RULES §2, §5, §6: the server plays them for the player, so no time passes.
+    At one device, a forced opening needs nobody's hand: the hand-off before it
+    is answered for the player too (the engine, like the conformance cases,
+    asks for a reveal before every decision period).
+    """
+    while (forced := forced_step(state)) is not None:
+        state, ev = engine.apply(state, forced, now)
+        for e in ev:
+            e["forced"] = True
+        events.extend(ev)
+    if state.phase == engine.HAND_OVER and any(e["type"] == "hand_end" for e in events):
+        m.ready = [False, False]
+        computer_ready(m)
+        m.ready_deadline_ms = now + conf.continue_window_ms()
+    finish_if_over(m, state)
+    return state
+
+
+def forced_step(state: engine.MatchState) -> engine.Action | None:
+    """The next action the server plays for a player (``engine.forced_action``), and at
+    one device the hand-off before a forced opening, which needs nobody's hand."""
+    if (
+        state.awaiting_reveal
+        and state.phase == engine.PLAY
+        and state.layout.empty
+        and state.forced_tile is not None
+        and state.to_act is not None
+    ):
+        return engine.Action("reveal", state.to_act)
+    return engine.forced_action(state)
+
+
+def _start_next_hand(
+    m: Match, state: engine.MatchState, now: int, events: list[dict[str, Any]]
+) -> engine.MatchState:
+    state, ev = engine.next_hand(state, _deal(m, state.hand_no + 1), now)
+    m.ready = [False, False]
+    m.ready_deadline_ms = None
+    events.extend(_deal_events_for(state))
+    return _follow_forced(m, state, now, events)
+
+
+def maybe_auto_continue(
+    m: Match, state: engine.MatchState, now: int, events: list[dict[str, Any]]
+) -> engine.MatchState:
+    if m.ready_deadline_ms is not None and now >= m.ready_deadline_ms:
+        return _start_next_hand(m, state, now, events)
+    return state
+
+
+def finish_if_over(m: Match, state: engine.MatchState) -> None:
+    if state.phase != engine.MATCH_OVER or m.status == Match.Status.FINISHED:
+        return
+    m.status = Match.Status.FINISHED
+    m.winner_seat = state.winner
+    m.end_reason = state.end or ""
+    m.finished_at = timezone.now()
+    m.ready_deadline_ms = None
+    # Ratings change in this same transaction: never a finished match without them.
+    from ratings.services import settle_match
+
+    changes = {c.player_id: c.change for c in settle_match(m)}
+    if changes:
+        m.rating_delta = [changes.get(m.player0_id), changes.get(m.player1_id)]
+
+
+def abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:
+    m.status = Match.Status.ABORTED
+    m.end_reason = "abort"
+    m.finished_at = timezone.now()
+    m.ready_deadline_ms = None
+    events.append({"type": "aborted", "t": now})
+
+
+def credit_rejoin(
+    m: Match, state: engine.MatchState, now: int, events: list[dict[str, Any]]
+) -> engine.MatchState:
+    """The cut decision's seat is back at ``now``: give it the time since the server was."""
+    until = rejoin_until(m, state)
+    credit = LastCredit.of(m)
+    if until is None or credit is None:
+        return state
+    back = credit.to
+    state, ms = engine.credit(state, back, min(now, until))
+    LastCredit(ms=credit.ms + ms, seat=credit.seat, to=back).save_to(m)  # the hold is over
+    if ms:
+        events.append(
+            {
+                "type": "credit",
+                "from": back,
+                "to": back + ms,
+                "ms": ms,
+                "player": credit.seat,
+                "rejoin": True,
+                "t": now,
+            }
+        )
+    return state

@@ -1,0 +1,175 @@
+"""What each audience of a match sees: its view, its ``state`` frame, a committed ``Change``.
+
+Audiences are ``seat0``, ``seat1`` (or the one ``device``) and ``watch``. A view is
+the engine's view for the seat plus the platform's ``match`` block
+(docs/protocol.md); hidden information is left to ``engine.view_for``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.utils import timezone
+
+import engine
+from matches.models import Match, RematchOffer
+
+
+def audiences(m: Match) -> tuple[str, ...]:
+    """The channel audiences of ``m``: each seat (or the one device), and spectators."""
+    if m.kind == Match.Kind.SAME_DEVICE:
+        return ("device", "watch")
+    return ("seat0", "seat1", "watch")
+
+
+def audience_of(m: Match, user_id: int | None) -> str:
+    """Whose view ``user_id`` gets: a seat's, the device's, or a spectator's (``watch``)."""
+    seats = m.seats_of(user_id)
+    if not seats:
+        return "watch"
+    return "device" if m.kind == Match.Kind.SAME_DEVICE else f"seat{seats[0]}"
+
+
+def _seat_for(m: Match, state: engine.MatchState | None, audience: str) -> int | None:
+    if audience.startswith("seat"):
+        return int(audience[4:])
+    # Same device: the seat to act once it has revealed; nobody's hand otherwise.
+    if audience == "device" and state is not None and not state.awaiting_reveal:
+        return state.to_act
+    return None
+
+
+def view_for(
+    m: Match,
+    state: engine.MatchState | None,
+    audience: str,
+    now: int,
+    *,
+    since_seq: int | None = None,
+) -> dict[str, Any]:
+    """What ``audience`` sees (docs/protocol.md): the engine's view plus the ``match`` block.
+
+    With ``since_seq`` the view's ``events`` are only those after it (a pushed
+    change); without, the recent events (a full view, on connect).
+    """
+    seat = _seat_for(m, state, audience)
+    if state is None:
+        view: dict[str, Any] = {"seat": seat, "phase": None, "events": []}
+    else:
+        view = engine.view_for(state, seat, now, since_seq=since_seq)
+    view["events_after"] = since_seq
+    view["match"] = {
+        "id": m.pk,
+        "kind": m.kind,
+        "status": m.status,
+        "names": m.names(),
+        "bots": m.bots(),
+        "computer": None
+        if m.computer_seat is None
+        else {"seat": m.computer_seat, "level": m.computer_level},
+        "you": seat if audience != "watch" else None,
+        "watching": audience == "watch",
+        "ready": list(m.ready),
+        "ready_deadline": m.ready_deadline_ms,
+        "server_now": now,
+        "result": _result(m),
+        "version": m.version,
+        "void_reason": m.void_reason,
+        "rematch": rematch_block(m) if audience != "watch" else None,
+        "ratings": m.player_ratings or [None, None],
+        "credit": m.last_credit,
+        "rating_delta": m.rating_delta,
+    }
+    return view
+
+
+def state_frame(view: dict[str, Any]) -> str:
+    """The JSON text of a ``state`` frame holding ``view``."""
+    return json.dumps(
+        {"type": "state", "version": view["match"]["version"], "view": view},
+        separators=(",", ":"),
+    )
+
+
+def _result(m: Match) -> dict[str, Any] | None:
+    if m.status == Match.Status.FINISHED:
+        return {"winner": m.winner_seat, "end": m.end_reason}
+    if m.status == Match.Status.ABORTED:
+        return {"winner": None, "end": "abort"}
+    if m.status == Match.Status.VOIDED:
+        return {"winner": None, "end": "void", "reason": m.void_reason}
+    return None
+
+
+def rematch_block(m: Match) -> dict[str, Any] | None:
+    """The ``rematch`` entry of the view's ``match`` block (see ``matches.lobby.rematch``)."""
+    if not m.is_over:
+        return None
+    try:
+        offer = m.rematch_offer  # cached on the instance: one query for all views
+    except RematchOffer.DoesNotExist:
+        offer = None
+    if offer is None:
+        return {
+            "status": "none",
+            "offered_by": None,
+            "declined": False,
+            "new_match": None,
+            "expires_at": None,
+        }
+    status = offer.status
+    if status == RematchOffer.Status.OPEN and timezone.now() >= offer.expires_at:
+        status = "expired"
+    return {
+        "status": status,
+        "offered_by": offer.offered_by,
+        "declined": offer.status == RematchOffer.Status.DECLINED,
+        "new_match": offer.new_match_id,
+        "expires_at": (
+            int(offer.expires_at.timestamp() * 1000)
+            if offer.status == RematchOffer.Status.OPEN
+            else None
+        ),
+    }
+
+
+class Change:
+    """A committed change of one match: its new version and each audience's state frame.
+
+    An audience (``seat0``, ``seat1``, ``device``, ``watch``) gets its view
+    (:meth:`view`, made from the row and the state in hand: nothing is read back)
+    and the JSON text of its ``state`` frame (:meth:`frame`, docs/protocol.md),
+    encoded at most once, when first asked for — once whatever number of sockets
+    and processes send it, and not at all for an audience nobody listens to (the
+    embedded default's pushes know who listens).
+    """
+
+    def __init__(
+        self,
+        m: Match,
+        state: engine.MatchState | None,
+        now: int,
+        since_seq: int | None,
+    ) -> None:
+        self.match_id = m.pk
+        self.version = m.version
+        self.audiences = audiences(m)
+        # Made here, on the database thread: a view of a match that is over reads
+        # its rematch offer.
+        self._views = {a: view_for(m, state, a, now, since_seq=since_seq) for a in self.audiences}
+        self._frames: dict[str, str] = {}
+
+    def view(self, audience: str) -> dict[str, Any]:
+        """``audience``'s view; shared by whoever asks: do not mutate it."""
+        return self._views[audience]
+
+    def frame(self, audience: str) -> str:
+        if audience not in self._frames:
+            self._frames[audience] = state_frame(self.view(audience))
+        return self._frames[audience]
+
+    @property
+    def frames(self) -> dict[str, str]:
+        """Every audience's frame (made now if not yet)."""
+        return {a: self.frame(a) for a in self.audiences}

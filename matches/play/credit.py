@@ -1,0 +1,48 @@
+"""The last outage given back to a match: ``Match.last_credit``, typed.
+
+Stored (and shown in the view's ``match.credit``, docs/protocol.md) as JSON:
+``{"ms", "seat", "to"}``, and while the seat whose decision the outage cut has
+not come back yet, ``"start"`` (that decision's start) and ``"rejoin_until"``
+as well. Written by ``matches.clock.outage`` and, when the seat is back, by
+``matches.play.act``; read by ``matches.play.timing`` (the rejoin hold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from matches.models import Match
+
+
+@dataclass(frozen=True)
+class LastCredit:
+    ms: int  # the time given back
+    seat: int | None  # whose clock got it; None: a start or continue window moved on
+    to: int  # epoch ms: when the server was back
+    start: int | None = None  # the cut decision's start: the hold is for that decision only
+    rejoin_until: int | None = None  # until when the cut seat may still come back for it
+
+    @classmethod
+    def of(cls, m: Match) -> LastCredit | None:
+        raw = m.last_credit
+        if not raw:
+            return None
+        held = raw.get("rejoin_until")
+        return cls(
+            ms=int(raw["ms"]),
+            seat=raw.get("seat"),
+            to=int(raw["to"]),
+            start=raw.get("start"),
+            rejoin_until=None if held is None else int(held),
+        )
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON of the row (the hold's keys only while it lasts)."""
+        out: dict[str, Any] = {"ms": self.ms, "seat": self.seat, "to": self.to}
+        if self.rejoin_until is not None:
+            out.update(start=self.start, rejoin_until=self.rejoin_until)
+        return out
+
+    def save_to(self, m: Match) -> None:
+        m.last_credit = self.stored()

@@ -1,0 +1,170 @@
+"""The match row: read it locked, write a change, publish it after the commit.
+
+The pattern of every write (after Zulip's ``do_*`` actions): lock the ``Match``
+row (this is what serializes two frames for the same match, a frame racing the
+deadline sweeper, and two Daphne processes), change it, then one ``UPDATE``
+(state, version and the next wake-up time) and one ``INSERT`` of the events.
+Each audience's frame is made from the state in hand (nothing is read back) and
+handed to :data:`matches.signals.match_changed` only after the commit.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils.translation import gettext as _
+
+import engine
+from matches.models import Match, MatchEvent
+from matches.play import timing
+from matches.play.audience import Change, audience_of, view_for
+from matches.play.errors import ServiceError
+from matches.play.timing import next_wakeup
+from matches.signals import match_changed
+
+
+def match_query() -> Any:
+    """Matches with both players' rows, unordered: a read without a lock (views, a retried push)."""
+    return Match.objects.select_related("player0", "player1").order_by()
+
+
+def locked_match(match_id: int, *, skip_locked: bool = False) -> Match | None:
+    """The match, locked until the transaction ends (one statement, compiled once)."""
+    sql = _select_sql(connection.vendor, skip_locked)
+    return next(iter(Match.objects.raw(sql, [match_id])), None)
+
+
+# --- the hot path's statements, compiled once ---------------------------------------
+#
+# Every move runs one SELECT … FOR UPDATE, one UPDATE and one INSERT. Django's
+# ORM builds each statement's SQL anew on every call, which cost more than the
+# rules engine's whole move; these three are compiled once per database vendor,
+# by the ORM itself, and only their parameters change (each value prepared by
+# its field, exactly as Model.save and bulk_create prepare it).
+
+
+@functools.cache
+def _select_sql(vendor: str, skip_locked: bool) -> str:
+    qs = Match.objects.filter(pk=0).order_by().select_for_update(skip_locked=skip_locked)
+    sql, params = qs.query.sql_with_params()
+    assert params == (0,), params
+    return str(sql)
+
+
+@functools.cache
+def _update_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
+    fields = tuple(f for f in Match._meta.concrete_fields if not f.primary_key)
+    qn = connection.ops.quote_name
+    sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
+    pk = qn(Match._meta.pk.column)
+    return f"UPDATE {qn(Match._meta.db_table)} SET {sets} WHERE {pk} = %s", fields
+
+
+@functools.cache
+def _insert_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
+    fields = tuple(f for f in MatchEvent._meta.concrete_fields if not f.primary_key)
+    qn = connection.ops.quote_name
+    cols = ", ".join(qn(f.column) for f in fields)
+    marks = ", ".join("%s" for _ in fields)
+    return f"INSERT INTO {qn(MatchEvent._meta.db_table)} ({cols}) VALUES ({marks})", fields
+
+
+def _write_row(m: Match) -> None:
+    """``m.save()`` of every column, without building the statement again."""
+    sql, fields = _update_sql(connection.vendor)
+    params = [f.get_db_prep_save(getattr(m, f.attname), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, m.pk])
+
+
+def save_change(
+    m: Match,
+    state: engine.MatchState | None,
+    events: list[dict[str, Any]],
+    *,
+    before: engine.MatchState | None = None,
+    now: int | None = None,
+) -> Change:
+    """Write a change of locked ``m`` (one UPDATE, one INSERT) and publish it after commit.
+
+    ``before`` is the state the change started from: the pushed frames carry
+    only the events after it. Must run inside the transaction holding the lock.
+    """
+    m.state = None if state is None else engine.to_dict(state)
+    m.version += 1
+    m.wake_at_ms = next_wakeup(m, state)
+    _write_row(m)
+    record_events(m, events)
+    since = before.seq if before is not None else None
+    change = Change(m, state, timing.now_ms() if now is None else now, since)
+    transaction.on_commit(lambda: publish(change))
+    return change
+
+
+def publish(change: Change) -> None:
+    """Hand a committed change to whoever pushes it (``matches.realtime.broadcast``)."""
+    match_changed.send(sender=Match, change=change)
+
+
+def record_events(m: Match, events: list[dict[str, Any]]) -> None:
+    """Append ``events`` to the match's log (one INSERT for them all)."""
+    if not events:
+        return
+    sql, fields = _insert_sql(connection.vendor)
+    rows = []
+    for e in events:
+        ev = MatchEvent(
+            match_id=m.pk,
+            kind=str(e.get("type", "")),
+            data=e,
+            at_ms=int(e.get("t", 0)),
+            version=m.version,
+        )
+        rows.append([f.get_db_prep_save(getattr(ev, f.attname), connection) for f in fields])
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
+def mark_unpushed(match_id: int) -> None:
+    """A committed change could not be pushed: the sweeper pushes the match again."""
+    Match.objects.filter(pk=match_id).update(needs_push=True)
+
+
+def repush_pending(limit: int = 100) -> list[int]:
+    """Push the current frames of every match whose push failed; returns those pushed."""
+    done = []
+    for pk, version in Match.objects.filter(needs_push=True).values_list("pk", "version")[:limit]:
+        change = current_change(pk)
+        if change is None:
+            continue
+        publish(change)
+        # Compare-and-set: a failure of a newer push sets the flag again.
+        Match.objects.filter(pk=pk, version=version).update(needs_push=False)
+        done.append(pk)
+    return done
+
+
+def current_view(match_id: int, user: Any, *, watch: bool = False) -> tuple[Match, dict[str, Any]]:
+    """A seat holder's full view (the page, a reconnect); ``ServiceError`` otherwise.
+
+    With ``watch``, anyone else gets the spectators' view (no hand at all, the
+    settlement's hands only once a hand is over) instead of ``not_a_player``.
+    """
+    m = next(iter(match_query().filter(pk=match_id)), None)
+    if m is None:
+        raise ServiceError("not_found", _("No such match."))
+    if not m.seats_of(getattr(user, "pk", None)) and not watch:
+        raise ServiceError("not_a_player", _("You are not playing in this match."))
+    state = engine.from_dict(m.state) if m.state is not None else None
+    return m, view_for(m, state, audience_of(m, getattr(user, "pk", None)), timing.now_ms())
+
+
+def current_change(match_id: int) -> Change | None:
+    """Every audience's full frame as the match stands (a push retried after a failure)."""
+    m = next(iter(match_query().filter(pk=match_id)), None)
+    if m is None:
+        return None
+    state = engine.from_dict(m.state) if m.state is not None else None
+    return Change(m, state, timing.now_ms(), None)

@@ -1,0 +1,120 @@
+"""Pushing committed changes to the sockets, through the channel layer.
+
+Each audience of a match has its own group (``match.<id>.seat0``, ``seat1``,
+``device`` or ``watch``) and receives only its own frame, made once by
+``matches.play`` and carried as JSON text; a socket never gets a frame
+meant for somebody else. Receivers of :data:`matches.signals.match_changed`
+(connected in ``MatchesConfig.ready``):
+
+- in a web process, the change was usually committed on a database thread
+  while the event loop goes on serving sockets: the sends are handed to the
+  loop without waiting for them, one match's changes in commit order;
+- anywhere else (a Celery worker, a management command, a test calling the
+  services directly) they are sent before the call returns.
+
+A push is a courtesy, the database is the truth: a failed push is logged and
+the match is marked so that the sweeper pushes it again (``needs_push``), and
+a reconnecting socket always gets the whole current view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from matches.play import db
+from matches.realtime.layers import InMemoryLayer
+
+log = logging.getLogger(__name__)
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_thread: int | None = None
+# match id -> the task sending its latest change: the next one waits for it.
+_chains: dict[int, asyncio.Future[None]] = {}
+
+
+def group_name(match_id: int, audience: str) -> str:
+    """``audience`` is ``seat0``, ``seat1``, ``device`` or ``watch``."""
+    return f"match.{match_id}.{audience}"
+
+
+def bind_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """This process serves sockets on ``loop``: hand pushes to it (consumers call this)."""
+    global _loop, _loop_thread
+    _loop = loop
+    _loop_thread = threading.get_ident()
+
+
+def on_match_changed(sender: Any, change: Any, **kwargs: Any) -> None:
+    loop = _loop
+    if loop is not None and loop.is_running() and not loop.is_closed():
+        if threading.get_ident() == _loop_thread:
+            _chain(change)
+        else:
+            loop.call_soon_threadsafe(_chain, change)
+        return
+    try:
+        async_to_sync(_send_change)(change)
+    except Exception:
+        log.exception("push of match %s failed; the sweeper will push it again", change.match_id)
+        _mark_unpushed(change.match_id)
+
+
+def _chain(change: Any) -> None:
+    previous = _chains.get(change.match_id)
+    task = asyncio.ensure_future(_send_after(previous, change))
+    _chains[change.match_id] = task
+    task.add_done_callback(lambda t: _forget(change.match_id, t))
+
+
+def _forget(match_id: int, task: asyncio.Future[None]) -> None:
+    if _chains.get(match_id) is task:
+        del _chains[match_id]
+
+
+async def _send_after(previous: asyncio.Future[None] | None, change: Any) -> None:
+    if previous is not None:
+        await asyncio.wait([previous])
+    try:
+        await _send_change(change)
+    except Exception:
+        log.exception("push of match %s failed; the sweeper will push it again", change.match_id)
+        await db.run(_mark_unpushed, change.match_id)
+
+
+async def _send_change(change: Any) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    in_process = isinstance(layer, InMemoryLayer)
+    for audience in change.audiences:
+        group = group_name(change.match_id, audience)
+        message = {"type": "match.frame", "version": change.version}
+        if in_process:
+            # One process: only the audiences someone listens to, and the view
+            # itself goes along (a page renders it without decoding the text).
+            if not layer.groups.get(group):
+                continue
+            message["view"] = change.view(audience)
+        message["text"] = change.frame(audience)
+        await layer.group_send(group, message)
+
+
+def _mark_unpushed(match_id: int) -> None:
+    from matches.play.store import mark_unpushed
+
+    try:
+        mark_unpushed(match_id)
+    except Exception:
+        log.exception("could not mark match %s for a second push", match_id)
+
+
+async def drain() -> None:
+    """Wait until every push handed to this loop has been sent (tests, shutdown)."""
+    while _chains:
+        await asyncio.wait(list(_chains.values()))

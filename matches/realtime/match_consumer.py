@@ -1,0 +1,268 @@
+"""The match WebSocket: thin. Authenticate, stamp receipt time, call ``play.act``, forward frames.
+
+``/ws/matches/<id>/`` speaks the JSON of docs/protocol.md; with ``?format=html``
+the same socket sends server-rendered fragments for htmx's ws extension
+instead of JSON state frames (client → server frames are JSON either way).
+
+Cheap by design, because it runs for every move of every match:
+
+- the receipt time is stamped before anything else, and hostile input (too
+  large, not JSON, nested past any sense) is refused here without a database
+  round trip;
+- database work runs on the process's match threads (``matches.play.db``), never
+  on the thread that serves HTTP views;
+- a change reaches the socket as the JSON text made once for its audience
+  (``matches.play.audience.Change.frame``): a JSON socket sends it as it is; an HTML
+  socket renders its fragments and sends only those that changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.utils import translation
+from django.utils.translation import gettext as _
+
+import engine
+from matches.clock.outage import rejoin
+from matches.play import db, timing
+from matches.play.act import Outcome, act
+from matches.play.audience import audience_of, state_frame, view_for
+from matches.play.errors import ServiceError
+from matches.play.frames import REMATCH_OPS
+from matches.play.store import current_view
+from matches.realtime import broadcast, periodic
+from matches.realtime.base import LayerSafe, frame_too_large, language_of, parse_json, refuse
+from matches.realtime.socket_auth import (
+    CLOSE_FORBIDDEN,
+    CLOSE_TRY_LATER,
+    CLOSE_UNAUTHENTICATED,
+    origin_allowed,
+    scope_user,
+)
+from matches.realtime.token_sockets import (
+    ClosedOnRevoke,  # a bot token's sockets close when it is revoked
+)
+
+log = logging.getLogger(__name__)
+
+
+class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
+    match_id: int
+    audience: str
+    html: bool
+    language: str
+    user: Any
+    # What this socket was last sent: the version, and (HTML) each fragment and the record.
+    sent_version: int = -1
+    sent_fragments: dict[str, str]
+    events: list[dict[str, Any]]
+
+    async def connect(self) -> None:
+        broadcast.bind_loop(asyncio.get_running_loop())
+        periodic.ensure_started()  # heartbeats and, embedded, the sweeper: realtime/periodic.py
+        if not origin_allowed(self.scope):
+            await refuse(self, CLOSE_FORBIDDEN)
+            return
+        self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
+        found = await db.run(_open, self.scope, self.match_id)
+        if found is None:
+            await refuse(self, CLOSE_UNAUTHENTICATED)
+            return
+        self.user, audience, view = found
+        if audience is None:
+            await refuse(self, CLOSE_FORBIDDEN)
+            return
+        self.audience = audience
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        self.html = query.get("format", ["json"])[0] == "html"
+        self.language = language_of(self.scope)
+        self.sent_fragments = {}
+        self.events = []
+        try:
+            await self.channel_layer.group_add(
+                broadcast.group_name(self.match_id, self.audience), self.channel_name
+            )
+        except Exception:
+            # The channel layer (Redis) is unreachable: no pushes could reach this
+            # socket. Say so with a close code the page retries on, never a 500.
+            await refuse(self, CLOSE_TRY_LATER)
+            return
+        if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
+            # Back after our outage, perhaps the seat whose decision it cut: the
+            # time it took to come back is given back too (a new version, pushed).
+            await db.run(rejoin, self.match_id, self.user)
+        # A change committed after the view was read but pushed before the group
+        # was joined reached neither: ask whether the match moved on meanwhile
+        # (one small read; after a web process dies every socket reconnects while
+        # play goes on, and a seat left on an old view waits with its clock running).
+        if await db.run(_version, self.match_id) != view["match"]["version"]:
+            view = await db.run(_current, self.match_id, self.user, self.audience) or view
+        await self.accept()
+        self.accepted = True
+        # A (re)connection gets the whole current view.
+        await self._send_view(view)
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "audience"):
+            # If the layer is gone, its group entries expire by themselves.
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(
+                    broadcast.group_name(self.match_id, self.audience), self.channel_name
+                )
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        received_at = timing.now_ms()  # the rules time every action on receipt
+        if text_data is None:
+            await self._send_error("bad_request", self._t("Frames are JSON text."))
+            return
+        if frame_too_large(text_data):
+            await self._send_error("too_large", self._t("That frame is too large."))
+            return
+        try:
+            frame = parse_json(text_data)
+        except ValueError:
+            await self._send_error("bad_request", self._t("That frame is not JSON."))
+            return
+        op = frame.get("op") if isinstance(frame, dict) else None
+        if self.audience == "watch":
+            # A spectator may only ask for the current view; nothing it sends changes the match.
+            if op == "sync":
+                await self._send_current()
+            else:
+                await self._send_error("not_a_player", self._t("You are watching this match."))
+            return
+        try:
+            if op in REMATCH_OPS:
+                outcome = await db.run(_rematch, self.match_id, self.user, op, self.language)
+            else:
+                outcome = await db.run(
+                    _act, self.match_id, self.user, frame, received_at, self.language
+                )
+        except ServiceError as e:
+            await self._send_error(e.code, e.message, version=e.version)
+            if e.code in ("stale", "match_over", "not_started"):
+                await self._send_current()
+            return
+        if outcome.error is not None:
+            e = outcome.error
+            await self._send_error(e.code, e.message, version=outcome.match.version)
+        if op == "sync":
+            view = view_for(outcome.match, outcome.state, self.audience, timing.now_ms())
+            await self._send_view(view, force=True)
+        # Everything else reaches this socket through its group after the commit.
+
+    def _t(self, message: str) -> str:
+        with translation.override(self.language):
+            return _(message)
+
+    # --- sending ---------------------------------------------------------------
+
+    async def match_frame(self, event: dict[str, Any]) -> None:
+        """A committed change, pushed by ``realtime.broadcast`` to this socket's audience."""
+        if event["version"] <= self.sent_version:
+            return  # a full view of a newer version went out already
+        if not self.html:
+            self.sent_version = event["version"]
+            await self.send(text_data=event["text"])
+            return
+        # One process hands the view itself over (shared: copied before it is changed).
+        view = event.get("view")
+        await self._send_view(dict(view) if view is not None else json.loads(event["text"])["view"])
+
+    async def _send_current(self) -> None:
+        found = await db.run(_current, self.match_id, self.user, self.audience)
+        if found is not None:
+            await self._send_view(found, force=True)
+
+    async def _send_view(self, view: dict[str, Any], *, force: bool = False) -> None:
+        version = view["match"]["version"]
+        if version < self.sent_version or (version == self.sent_version and not force):
+            return
+        self.sent_version = version
+        if not self.html:
+            await self.send(text_data=state_frame(view))
+            return
+        view["events"] = self._merge_events(view)
+        from matches.ui.fragments import render_changed
+
+        with translation.override(self.language):
+            html = render_changed(view, self.sent_fragments)
+        if html:
+            await self.send(text_data=html)
+
+    def _merge_events(self, view: dict[str, Any]) -> list[dict[str, Any]]:
+        """The recent events for the page's record: a pushed view carries only the new ones."""
+        new = view.get("events") or []
+        if view.get("events_after") is None:
+            self.events = list(new)
+        else:
+            last = self.events[-1]["seq"] if self.events else None
+            if last is not None and view["events_after"] > last:
+                # Events were missed (a push lost on the way): the record restarts here.
+                self.events = []
+            self.events = [e for e in self.events if e["seq"] <= view["events_after"]] + new
+        del self.events[: -engine.LOG_SIZE]  # what an HTML page's record shows
+        return self.events
+
+    async def _send_error(self, code: str, message: str, *, version: int | None = None) -> None:
+        if self.html:
+            from matches.ui.fragments import render_error
+
+            with translation.override(self.language):
+                await self.send(text_data=render_error(code, message))
+        else:
+            frame = {"type": "error", "code": code, "message": message, "version": version}
+            await self.send(text_data=json.dumps(frame))
+
+
+# --- on the database threads ---------------------------------------------------------
+
+
+def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[str, Any]] | None:
+    """The socket's user, its audience (``None``: no such match) and its first full view.
+
+    Anyone logged in who holds no seat watches: the spectators' audience.
+    """
+    user = scope_user(scope)
+    if user is None:
+        return None
+    try:
+        m, view = current_view(match_id, user, watch=True)
+    except ServiceError:
+        return user, None, {}
+    return user, audience_of(m, user.pk), view
+
+
+def _version(match_id: int) -> int | None:
+    from matches.models import Match
+
+    return Match.objects.filter(pk=match_id).values_list("version", flat=True).first()
+
+
+def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:
+    try:
+        return current_view(match_id, user, watch=audience == "watch")[1]
+    except ServiceError:
+        return None
+
+
+def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) -> Outcome:
+    with translation.override(language):
+        return act(match_id, user, frame, received_at)
+
+
+def _rematch(match_id: int, user: Any, op: str, language: str) -> Outcome:
+    from matches.lobby.rematch import act_rematch
+
+    with translation.override(language):
+        return act_rematch(match_id, user, op)
+
+
+__all__ = ["MatchConsumer"]

@@ -1,0 +1,91 @@
+"""The arena socket: standings on connect and when they change, the pairing, presence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
+
+from tests.arena.conftest import players
+from tests.support import SITE_HEADERS
+from tournaments import push, services
+from tournaments.consumers import ArenaConsumer
+from tournaments.models import Arena, Entry
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DEADLINE_S = 5.0
+
+
+async def connect(arena: Arena, user: Any) -> WebsocketCommunicator:
+    path = f"/ws/tournaments/{arena.pk}/"
+    comm = WebsocketCommunicator(ArenaConsumer.as_asgi(), path, headers=SITE_HEADERS)
+    comm.scope["user"] = user
+    comm.scope["url_route"] = {"kwargs": {"arena_id": arena.pk}}
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def next_frame(comm: WebsocketCommunicator, kind: str) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + DEADLINE_S
+    while True:
+        left = end - loop.time()
+        assert left > 0, f"no {kind!r} frame within {DEADLINE_S} s"
+        frame = json.loads(await comm.receive_from(timeout=left))
+        if frame["type"] == kind:
+            return frame
+
+
+async def test_the_page_gets_the_standings_changes_and_is_sent_to_its_match(
+    arena: Arena,
+) -> None:
+    a, b = await database_sync_to_async(players)(2)
+    await database_sync_to_async(services.join)(arena.pk, a)
+    ca = await connect(arena, a)
+    try:
+        first = await next_frame(ca, "standings")
+        assert [r["username"] for r in first["standings"]] == ["p0"] and first["count"] == 1
+        assert (await next_frame(ca, "you"))["you"]["waiting"] is True
+        await database_sync_to_async(services.join)(arena.pk, b)
+        await database_sync_to_async(push.push_standings)()  # the 1 s job
+        pushed = await next_frame(ca, "standings")
+        assert pushed["count"] == 2
+        result = await database_sync_to_async(services.pair_arena)(arena.pk)
+        paired = await next_frame(ca, "paired")
+        assert paired["url"] == f"/matches/{result.paired[0]}/"
+    finally:
+        await ca.disconnect()
+
+
+async def test_an_open_socket_keeps_the_player_present(arena: Arena) -> None:
+    (a,) = await database_sync_to_async(players)(1)
+    await database_sync_to_async(services.join)(arena.pk, a)
+    old = timezone.now() - timedelta(minutes=5)
+    await database_sync_to_async(Entry.objects.filter(user=a).update)(last_seen=old)
+    ca = await connect(arena, a)
+    await next_frame(ca, "standings")
+    seen = await database_sync_to_async(lambda: Entry.objects.get(user=a).last_seen)()
+    assert seen > old + timedelta(minutes=4)
+    await ca.disconnect()
+
+
+async def test_an_anonymous_socket_and_an_unknown_arena_are_refused(arena: Arena) -> None:
+    (a,) = await database_sync_to_async(players)(1)
+    for user, arena_id, code in ((AnonymousUser(), arena.pk, 4401), (a, arena.pk + 99, 4403)):
+        path = f"/ws/tournaments/{arena_id}/"
+        comm = WebsocketCommunicator(ArenaConsumer.as_asgi(), path, headers=SITE_HEADERS)
+        comm.scope["user"] = user
+        comm.scope["url_route"] = {"kwargs": {"arena_id": arena_id}}
+        connected, _ = await comm.connect()
+        assert connected  # accepted, then closed with the code
+        assert await comm.receive_output() == {"type": "websocket.close", "code": code}
+        await comm.disconnect()

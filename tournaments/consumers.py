@@ -1,0 +1,132 @@
+"""The arena socket (``/ws/tournaments/<id>/``): live standings, your pairing, presence.
+
+Server → client (JSON):
+
+- ``{"type": "standings", "arena": {...}, "standings": [rows], "count": n}`` on
+  connect and at most about once a second while the table changes: the top
+  :data:`tournaments.push.TOP_ROWS` rows and the player's own row;
+- ``{"type": "you", "you": {...} | null}`` when the player's own state changes;
+- ``{"type": "paired", "match_id": 42, "url": "/matches/42/"}``: go there now.
+
+Client → server: ``{"op": "ping"}`` (presence). Presence is also stamped on
+connect, every :data:`PRESENCE_EVERY_S` while the socket is open and on
+disconnect; a waiting player whose sockets have all been gone for the grace
+period (``ARENA_PAUSE_GRACE_S``) is paused by the next pairing pass. The match
+page of an arena match opens this socket too, so playing keeps you present.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from matches.play import db
+from matches.realtime import broadcast, periodic
+from matches.realtime.base import LayerSafe, refuse
+from matches.realtime.socket_auth import (
+    CLOSE_FORBIDDEN,
+    CLOSE_TRY_LATER,
+    CLOSE_UNAUTHENTICATED,
+    origin_allowed,
+    scope_user,
+)
+
+from . import push, services, standings
+from .models import Arena
+
+PRESENCE_EVERY_S = 10.0
+
+
+def _initial(arena_id: int, user_id: int) -> dict[str, Any] | None:
+    if not Arena.objects.filter(pk=arena_id).exists():
+        return None
+    services.touch(arena_id, user_id)
+    return {**standings.table(arena_id), "you": standings.you(arena_id, user_id)}
+
+
+def cut(table: dict[str, Any], username: str) -> dict[str, Any]:
+    """The table as one socket gets it: the top rows and the player's own row."""
+    rows = table["standings"]
+    top = rows[: push.TOP_ROWS]
+    mine = next((r for r in rows[push.TOP_ROWS :] if r["username"] == username), None)
+    return {
+        "type": "standings",
+        "arena": table["arena"],
+        "standings": top + ([mine] if mine else []),
+        "count": len(rows),
+    }
+
+
+class ArenaConsumer(LayerSafe, AsyncWebsocketConsumer):
+    groups_joined: list[str]
+    _presence: asyncio.Task[None] | None = None
+    user: Any
+    arena_id: int
+
+    async def connect(self) -> None:
+        broadcast.bind_loop(asyncio.get_running_loop())
+        periodic.ensure_started()
+        if not origin_allowed(self.scope):
+            await refuse(self, CLOSE_FORBIDDEN)
+            return
+        self.user = await db.run(scope_user, self.scope)
+        if self.user is None:
+            await refuse(self, CLOSE_UNAUTHENTICATED)
+            return
+        self.arena_id = int(self.scope["url_route"]["kwargs"]["arena_id"])
+        first = await db.run(_initial, self.arena_id, self.user.pk)
+        if first is None:
+            await refuse(self, CLOSE_FORBIDDEN)
+            return
+        self.groups_joined = []
+        try:
+            for g in (
+                push.arena_group(self.arena_id),
+                push.user_group(self.arena_id, self.user.pk),
+            ):
+                await self.channel_layer.group_add(g, self.channel_name)
+                self.groups_joined.append(g)
+        except Exception:
+            await refuse(self, CLOSE_TRY_LATER)
+            return
+        await self.accept()
+        self.accepted = True
+        await self.send(text_data=json.dumps(cut(first, self.user.username)))
+        await self.send(text_data=json.dumps({"type": "you", "you": first["you"]}))
+        self._presence = asyncio.ensure_future(self._keep_presence())
+
+    async def disconnect(self, code: int) -> None:
+        if self._presence is not None:
+            self._presence.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._presence
+        for g in getattr(self, "groups_joined", []):
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(g, self.channel_name)
+        if getattr(self, "groups_joined", None):
+            await db.run(services.touch, self.arena_id, self.user.pk)  # the grace starts now
+
+    async def _keep_presence(self) -> None:
+        while True:
+            await asyncio.sleep(PRESENCE_EVERY_S)
+            await db.run(services.touch, self.arena_id, self.user.pk)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if text_data and len(text_data) < 256 and '"ping"' in text_data:
+            await db.run(services.touch, self.arena_id, self.user.pk)
+
+    # --- group events (tournaments.push) ----------------------------------------
+
+    async def arena_standings(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(cut(event, self.user.username)))
+
+    async def arena_you(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps({"type": "you", "you": event["you"]}))
+
+    async def arena_paired(self, event: dict[str, Any]) -> None:
+        frame = {"type": "paired", "match_id": event["match_id"], "url": event["url"]}
+        await self.send(text_data=json.dumps(frame))

@@ -1,0 +1,5 @@
+from django.urls import path
+
+from .consumers import ArenaConsumer
+
+websocket_urlpatterns = [path("ws/tournaments/<int:arena_id>/", ArenaConsumer.as_asgi())]
