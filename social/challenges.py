@@ -1,7 +1,8 @@
 """Challenges: ask a player by name for a casual match.
 
-The rules are the invites' (``matches.services``): a challenge is casual (the
-ranked queue keeps ranked play), and accepting it goes through the same
+The rules are the invites' (``matches.play.seating``, ``matches.lobby.invites``):
+a challenge is casual (the ranked queue keeps ranked play), and accepting it
+goes through the same
 ``claim_players`` (user-row locks, ``check_free``'s busy and limit rules, out
 of the queue) and ``new_match`` as accepting an invite. On top of that:
 
