@@ -11,8 +11,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import bot_accounts, signup_limit, tokens
+from . import bot_accounts, email, signup_limit, tokens
 from .forms import SignUpForm
+from .mail import mail_is_logged
 from .models import BotToken, User
 from .stats import record_for
 
@@ -43,8 +44,48 @@ def signup(request: HttpRequest) -> HttpResponse:
             return _signup_refused(request, form, wait)
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        if form.cleaned_data.get("email"):
+            email.send_confirmation(request, user, form.cleaned_data["email"])
+            messages.info(request, _confirm_sent(form.cleaned_data["email"]))
         return redirect(safe_next(request))
     return render(request, "accounts/signup.html", {"form": form, "next": safe_next(request)})
+
+
+def _confirm_sent(address: str) -> str:
+    text = _("We sent a link to %(address)s: follow it to confirm the address.") % {
+        "address": address
+    }
+    if mail_is_logged():
+        text += " " + _("(This server sends no mail: it is written to the server's log.)")
+    return text
+
+
+@login_required
+@require_POST
+def email_change(request: HttpRequest) -> HttpResponse:
+    """The settings page's address: a confirmation link goes to it."""
+    from .forms import EmailForm
+
+    form = EmailForm(request.POST)
+    if form.is_valid():
+        email.send_confirmation(request, request.user, form.cleaned_data["email"])
+        messages.info(request, _confirm_sent(form.cleaned_data["email"]))
+    else:
+        messages.error(request, _("Enter a valid e-mail address."))
+    return redirect(safe_next(request))
+
+
+@require_http_methods(["GET"])
+def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        user, address = email.confirm(token)
+    except ValueError:
+        messages.error(request, _("This link is not valid, or too old: ask for a new one."))
+        return redirect("/")
+    messages.success(
+        request, _("Your e-mail address %(address)s is confirmed.") % {"address": address}
+    )
+    return redirect("social:settings" if request.user == user else "login")
 
 
 def _signup_refused(request: HttpRequest, form: SignUpForm, wait_s: int) -> HttpResponse:

@@ -158,6 +158,7 @@ INSTALLED_APPS = [
     "matches",
     "ratings",
     "history",
+    "social",
     "tournaments",
 ]
 
@@ -246,6 +247,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "social.context.bell",
             ],
         },
     },
@@ -365,6 +367,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "matches.tasks.matchmaking_sweep",
         "schedule": 2.0,
         "options": {"expires": 2.0},
+    },
+    "push-turns": {
+        "task": "social.tasks.push_turns",
+        "schedule": 3.0,
+        "options": {"expires": 3.0},
     },
     # Arenas (tournaments/tasks.py): pairing every 2 s, standings pushed at most once a
     # second, the hourly and evening arenas made ahead every minute.
@@ -528,6 +535,35 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- E-mail ---------------------------------------------------------------------------
+
+# Sign-up's optional address, its confirmation link and password reset send mail
+# over SMTP at EMAIL_HOST. With no EMAIL_HOST (the embedded default) every mail
+# is written to the server's log instead (accounts/mail.py), and the pages that
+# send one say so.
+EMAIL_HOST = envstr("EMAIL_HOST", "")
+EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "noreply@localhost")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "accounts.mail.LogBackend"
+)
+# A password-reset or e-mail confirmation link is valid this long (Django's setting).
+PASSWORD_RESET_TIMEOUT = envint("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
+
+# --- Web Push ------------------------------------------------------------------------
+
+# The VAPID key pair that signs pushes (social/webpush.py): made on first use,
+# kept outside git like the secret key. VAPID_SUBJECT tells push services whom
+# to contact ("mailto:..." or an https URL).
+VAPID_PRIVATE_KEY_FILE = envstr(
+    "VAPID_PRIVATE_KEY_FILE", str(BASE_DIR / "var" / "vapid_private.pem")
+)
+VAPID_SUBJECT = envstr("VAPID_SUBJECT", f"mailto:{DEFAULT_FROM_EMAIL}")
 
 # --- Language and time ---------------------------------------------------------------
 

@@ -23,5 +23,6 @@ urlpatterns = [
     path("", include("matches.urls")),
     path("", include("history.urls")),
     path("", include("rules.urls")),
+    path("", include("social.urls")),
     path("", include("tournaments.urls")),
 ]

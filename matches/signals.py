@@ -16,6 +16,11 @@ that push to sockets or keep the ranked queue. Instead it sends these signals fr
   match before its first decision (an invite's link opens again, ``lobby.invite_wait``).
 - :data:`queue_left` — ``user_ids``: players taken out of the ranked queue
   because they now have a match (their lobby pages must be told).
+- :data:`ranked_paired` — ``match_id``, ``user_ids``: the queue paired two
+  players (after the commit; ``social`` notifies them).
+- :data:`lobby_seen` — ``user_id``, ``event`` (``connect``, ``tick`` every 10 s,
+  ``disconnect``): a lobby socket is open (sent from its database thread;
+  ``social.presence`` keeps who is online).
 """
 
 from django.dispatch import Signal
@@ -24,3 +29,5 @@ match_changed = Signal()
 match_starting = Signal()
 match_called_off = Signal()
 queue_left = Signal()
+lobby_seen = Signal()
+ranked_paired = Signal()

@@ -13,7 +13,8 @@ move it with ``time_machine``.
 first; among those who fit, anyone but the opponent either of them just played
 (``last_opponent``, found at join) is preferred; the last opponent is taken only
 when nobody else fits. Among the preferred, the closest rating wins, then the
-longer wait. Seats are drawn at random.
+longer wait. Seats are drawn at random. Two players one of whom blocked the
+other are never paired (:data:`KEEP_APART`, filled by ``social``).
 
 **Why two players never end up in two matches.** Pairing
 (:func:`pair_waiting`) is one transaction that first locks *every* queue entry
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -61,6 +62,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from matches import signals
 from matches.models import Match, QueueEntry
 from matches.play.errors import ServiceError
 from matches.play.seating import busy_error, busy_user_ids, lock_users, new_match
@@ -73,6 +75,10 @@ WINDOW_STEP = 50  # added every WINDOW_EVERY_S seconds waited
 WINDOW_EVERY_S = 10
 UNBOUNDED_AFTER_S = 60
 PRESENCE_TIMEOUT = timedelta(seconds=30)
+
+# Pairs that must never meet, given the waiting players' ids: ``social``
+# registers its blocks here (matches never imports the apps above it).
+KEEP_APART: list[Callable[[Sequence[int]], set[frozenset[int]]]] = []
 
 
 # --- the window --------------------------------------------------------------
@@ -102,14 +108,19 @@ def fits(a: QueueEntry, b: QueueEntry, now: datetime) -> bool:
 
 
 def choose_pairs(
-    entries: Sequence[QueueEntry], now: datetime
+    entries: Sequence[QueueEntry], now: datetime, apart: set[frozenset[int]] | None = None
 ) -> list[tuple[QueueEntry, QueueEntry]]:
-    """Pair the waiting players (pure; ``entries`` in any order)."""
+    """Pair the waiting players (pure; ``entries`` in any order; never a pair in ``apart``)."""
     remaining = sorted(entries, key=lambda e: (e.joined_at, e.pk or 0))
     pairs = []
+    apart = apart or set()
     while remaining:
         a = remaining.pop(0)
-        fitting = [b for b in remaining if fits(a, b, now)]
+        fitting = [
+            b
+            for b in remaining
+            if fits(a, b, now) and frozenset((a.user_id, b.user_id)) not in apart
+        ]
         if not fitting:
             continue
         fresh = [
@@ -233,6 +244,7 @@ def _push_paired_after_commit(match_id: int, user_ids: Sequence[int]) -> None:
     def push() -> None:
         for uid in user_ids:
             _send(uid, {"type": "queue.paired", "match_id": match_id, "url": url})
+        signals.ranked_paired.send(sender=Match, match_id=match_id, user_ids=list(user_ids))
 
     transaction.on_commit(push)
 
@@ -320,7 +332,9 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
             for e in drop:
                 _push_status_after_commit(e.user_id)
         waiting = [e for e in entries if e not in drop]
-        for a, b in choose_pairs(waiting, now):
+        ids = [e.user_id for e in waiting]
+        apart = set().union(*(hook(ids) for hook in KEEP_APART)) if KEEP_APART else set()
+        for a, b in choose_pairs(waiting, now, apart):
             users = lock_users([a.user_id, b.user_id], skip_locked=True)
             if len(users) < 2:
                 continue  # someone else holds a user: the next sweep tries again

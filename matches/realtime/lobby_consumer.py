@@ -12,7 +12,9 @@ Server → client (JSON):
   "schedule": {"start": 100, "step": 50, "every_s": 10, "unbounded_after_s": 60}}``
   on connect and whenever the player's queue state changes (any tab, any process);
 - ``{"type": "paired", "match_id": 42, "url": "/matches/42/"}``: go there now;
-- ``{"type": "error", "code": "busy", "message": "..."}``.
+- ``{"type": "error", "code": "busy", "message": "..."}``;
+- ``{"type": "notification", ...}`` and ``{"type": "challenge_closed", "id": 7}``
+  from ``social`` (group message ``lobby.frame``; docs/protocol.md).
 
 Presence: ``last_seen`` is stamped on connect, every :data:`PRESENCE_EVERY_S`
 while the socket is open (from the server, so a throttled background tab still
@@ -32,6 +34,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from matches import signals
 from matches.lobby import matchmaking as queue
 from matches.play import db
 from matches.realtime import broadcast, periodic
@@ -80,6 +83,7 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         await self.accept()
         self.accepted = True
         await self._send_status(touch=True)
+        await self._seen("connect")
         self._presence = asyncio.ensure_future(self._keep_presence())
 
     async def disconnect(self, code: int) -> None:
@@ -93,6 +97,13 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             if self.in_queue:
                 # The 30 s of absence are counted from here.
                 await db.run(queue.touch, self.user)
+            await self._seen("disconnect")
+
+    async def _seen(self, event: str) -> None:
+        # Who is online (social.presence listens); never fatal to the socket.
+        with contextlib.suppress(Exception):
+            await db.run(signals.lobby_seen.send, sender=LobbyConsumer, user_id=self.user.pk,
+                         event=event)  # fmt: skip
 
     async def _keep_presence(self) -> None:
         # Only a queued player's presence matters (the sweep drops the absent):
@@ -101,6 +112,7 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await asyncio.sleep(PRESENCE_EVERY_S)
             if self.in_queue:
                 await db.run(queue.touch, self.user)
+            await self._seen("tick")
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if text_data is None or len(text_data) > MAX_FRAME_BYTES:
@@ -151,6 +163,10 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     async def queue_update(self, event: dict[str, Any]) -> None:
         self.in_queue = bool(event["status"]["in_queue"])
         await self.send(text_data=json.dumps({"type": "queue", **event["status"]}))
+
+    async def lobby_frame(self, event: dict[str, Any]) -> None:
+        # A frame made elsewhere (social's notifications and challenges), sent as is.
+        await self.send(text_data=json.dumps(event["frame"]))
 
     async def queue_paired(self, event: dict[str, Any]) -> None:
         frame = {"type": "paired", "match_id": event["match_id"], "url": event["url"]}

@@ -34,6 +34,9 @@ TICK_S = 0.05
 QUEUE_SWEEP_S = 2.0
 
 _tasks: list[asyncio.Task[None]] = []
+# ``(period_s, job)`` run like the queue's sweep where the sweeper runs (apps
+# above matches register theirs here: social's Web Push "your turn").
+EXTRA_JOBS: list[tuple[float, Callable[..., Any]]] = []
 _loop: asyncio.AbstractEventLoop | None = None
 
 
@@ -73,6 +76,8 @@ def ensure_started() -> None:
         from tournaments.periodic import jobs as arena_jobs  # arenas: pairing, pushes, schedule
 
         _tasks.extend(loop.create_task(_every(period, job)) for period, job in arena_jobs())
+        for period_s, job in EXTRA_JOBS:
+            _tasks.append(loop.create_task(_every(period_s, job)))
 
 
 async def stop() -> None:

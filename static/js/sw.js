@@ -2,7 +2,7 @@
 // above this line). It keeps the shell (the CSS, JS and icons every page loads) so
 // that a repeat visit fetches only the HTML, and shows /offline/ when a page cannot be
 // reached. Pages themselves are never cached: they hold a player's own match.
-// Web Push handlers will live in sw-push.js, next to this file.
+// The Web Push handlers are in sw-push.js, next to this file (social/).
 /* global SHELL, VERSION */
 "use strict";
 
@@ -46,3 +46,5 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(fetch(request).catch(() => caches.match("/offline/")));
   }
 });
+
+importScripts("/static/js/sw-push.js");

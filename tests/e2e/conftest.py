@@ -54,10 +54,19 @@ def _database_url(tmp: Path, suffix: str = E2E_DB_SUFFIX) -> str:
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a live Daphne server with a fresh, migrated database."""
-    tmp = tmp_path_factory.mktemp("e2e")
+    with live_server(tmp_path_factory.mktemp("e2e")) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def live_server(
+    tmp: Path, suffix: str = E2E_DB_SUFFIX, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """A Daphne server as ``make run`` starts it, on its own fresh database; its URL."""
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(tmp),
+        **(extra_env or {}),
+        "DATABASE_URL": _database_url(tmp, suffix),
         "SB_DEAL_SEED": DEAL_SEED,
         "COMPUTER_PAUSE_MS": "50,150",  # the computer's person-like pause, shortened
         "SIGNUP_RATE": "1000/h",  # every browser signs up from 127.0.0.1

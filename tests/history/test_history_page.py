@@ -150,8 +150,9 @@ def _history(tables: Any, alice: Any, bob: Any, n: int) -> None:
 
 
 # Logged in: session + user (2), the player (1), the paginator's count (1), the
-# page of matches with players and rating changes (1).
-HISTORY_QUERIES = 5
+# page of matches with players and rating changes (1), the header bell's unread
+# count (1, social.context).
+HISTORY_QUERIES = 6
 
 
 @pytest.mark.parametrize("size", [3, 30])

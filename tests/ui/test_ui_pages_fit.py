@@ -58,6 +58,14 @@ def test_every_page_fits_and_every_target_is_full_size(
         ("profile", site["alice"], "/u/alice/"),
         ("leaderboard", None, "/leaderboard/"),
         ("replay", site["alice"], site["replay"]),
+        # social/: another's profile (challenge, follow, block, report), settings,
+        # notifications, the report forms, password reset.
+        ("profile-other", site["alice"], "/u/bob_kanazawa/"),
+        ("settings", site["alice"], "/settings/"),
+        ("notifications", site["alice"], "/notifications/"),
+        ("report-player", site["alice"], "/u/bob_kanazawa/report/"),
+        ("report-match", site["alice"], site["replay"].replace("replay/", "report/")),
+        ("password-reset", None, "/accounts/password_reset/"),
     ]
     problems: list[str] = []
     for name, user, path in pages:

@@ -1,0 +1,126 @@
+"""The HTML side: forms on profiles and in the lobby, the bell's list and toast.
+
+Every form posts and comes back (``next``) with a message saying what happened;
+the changes themselves are in ``challenges`` and ``blocks``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.views import safe_next
+from matches.play.errors import ServiceError
+
+from . import blocks, challenges, notify
+
+
+def _back(request: HttpRequest) -> HttpResponse:
+    return redirect(safe_next(request))
+
+
+def _target(request: HttpRequest) -> Any:
+    return get_object_or_404(
+        get_user_model(), username=request.POST.get("username", ""), is_active=True
+    )
+
+
+@login_required
+@require_POST
+def challenge(request: HttpRequest) -> HttpResponse:
+    try:
+        challenges.create(request.user, request.POST.get("username", ""))
+    except ServiceError as e:
+        messages.error(request, e.message)
+    else:
+        messages.success(request, _("Challenge sent: it is open for three minutes."))
+    return _back(request)
+
+
+@login_required
+@require_POST
+def challenge_op(request: HttpRequest, challenge_id: int, op: str) -> HttpResponse:
+    try:
+        if op == "accept":
+            m = challenges.accept(challenge_id, request.user)
+            return redirect("matches:match", match_id=m.pk)
+        if op == "decline":
+            challenges.decline(challenge_id, request.user)
+            messages.info(request, _("Challenge declined."))
+        else:
+            challenges.cancel(challenge_id, request.user)
+            messages.info(request, _("Challenge cancelled."))
+    except ServiceError as e:
+        messages.error(request, e.message)
+        if e.code == "busy" and e.match_id:
+            return redirect("matches:match", match_id=e.match_id)
+    return _back(request)
+
+
+@login_required
+@require_POST
+def relation(request: HttpRequest, op: str) -> HttpResponse:
+    """``op``: follow, unfollow, block, unblock (the profile's buttons)."""
+    target = _target(request)
+    done = {
+        "follow": (blocks.follow, _("You follow %(name)s.")),
+        "unfollow": (blocks.unfollow, _("You no longer follow %(name)s.")),
+        "block": (blocks.block, _("%(name)s is blocked.")),
+        "unblock": (blocks.unblock, _("%(name)s is no longer blocked.")),
+    }
+    fn, text = done[op]
+    try:
+        fn(request.user, target)
+    except ServiceError as e:
+        messages.error(request, e.message)
+    else:
+        messages.success(request, text % {"name": target.username})
+    return _back(request)
+
+
+@login_required
+@require_GET
+def notifications(request: HttpRequest) -> HttpResponse:
+    items = notify.recent(request.user)
+    found = challenges.open_for(request.user)
+    response = render(
+        request,
+        "social/notifications.html",
+        {"items": items, "incoming": found["incoming"], "outgoing": found["outgoing"]},
+    )
+    notify.mark_read(request.user)  # seen now: the bell's count goes to zero
+    return response
+
+
+@login_required
+@require_GET
+def friends_fragment(request: HttpRequest) -> HttpResponse:
+    """The lobby's friends-online card again (it refreshes itself every 20 s)."""
+    from .templatetags.social_tags import friends_online
+
+    ctx = friends_online({"request": request}, request.user)
+    del ctx["csrf_token"]  # the request's own, from render()
+    return render(request, "social/_friends_online.html", ctx)
+
+
+@login_required
+@require_GET
+def toast(request: HttpRequest) -> HttpResponse:
+    """The newest unread notification as a toast (fetched by notify.js on a push)."""
+    n = (
+        request.user.notifications.filter(read_at__isnull=True)
+        .select_related("actor", "challenge")
+        .first()
+    )
+    return render(
+        request,
+        "social/_toast.html",
+        {"n": n, "unread": notify.unread(request.user.pk), "next": request.GET.get("next", "/")},
+    )

@@ -1,0 +1,111 @@
+// The bell (templates/base.html) on every page of a logged-in player.
+//
+// Keeps the lobby socket (/ws/lobby/) open: the server pushes notifications to
+// the player's group there (social/notify.py), and the open socket is what makes
+// the player "online" for their friends. On a notification the bell's count
+// changes and a toast (fetched in the page's language from /notifications/toast/)
+// shows it, with Accept / Decline for a challenge. When a challenge this player
+// made is accepted, the page goes to the new match. Whether the page is hidden is
+// reported to /api/presence/ (Web Push goes out only then), and the service worker
+// is registered so that pushes can be shown (static/js/sw-push.js).
+(function () {
+  "use strict";
+  if (window.sbNotify) return;
+  window.sbNotify = true;
+
+  var retry = 1000;
+
+  function csrf() {
+    var m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return m ? decodeURIComponent(m[1]) : "";
+  }
+
+  function setCount(n) {
+    var c = document.querySelector("#sb-bell .bell__count");
+    if (!c) return;
+    c.textContent = String(n);
+    c.hidden = !n;
+  }
+
+  function showToast() {
+    var bell = document.getElementById("sb-bell");
+    var box = document.getElementById("sb-toasts");
+    if (!bell || !box) return;
+    var url = bell.dataset.toastUrl + "?next=" + encodeURIComponent(location.pathname);
+    fetch(url, { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (html) {
+        if (!html) return;
+        box.innerHTML = html;
+        var t = box.querySelector("[data-unread]");
+        if (t) setCount(Number(t.dataset.unread));
+        var close = box.querySelector("[data-role=toast-close]");
+        if (close) close.addEventListener("click", function () { box.innerHTML = ""; });
+        // Out of the way again (it may cover a match's hand); the bell keeps the count.
+        var shown = box.firstElementChild;
+        setTimeout(function () { if (box.firstElementChild === shown) box.innerHTML = ""; }, 20000);
+      });
+  }
+
+  function onMessage(event) {
+    var msg;
+    try {
+      msg = JSON.parse(event.data);
+    } catch (e) {
+      return;
+    }
+    if (msg.type === "notification") {
+      setCount(msg.unread);
+      var n = msg.notification || {};
+      if (n.kind === "challenge_accepted" && n.url) {
+        window.location.assign(n.url); // our challenge was accepted: to the match
+        return;
+      }
+      showToast();
+      if (window.sbFeedback) window.sbFeedback(); // sound / vibration, if the page has them
+    } else if (msg.type === "challenge_closed") {
+      var box = document.getElementById("sb-toasts");
+      if (box) box.innerHTML = "";
+    }
+  }
+
+  function connect() {
+    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    var socket = new WebSocket(scheme + location.host + "/ws/lobby/");
+    socket.addEventListener("open", function () { retry = 1000; });
+    socket.addEventListener("message", onMessage);
+    socket.addEventListener("close", function (event) {
+      if (event.code === 4401 || event.code === 4403) return; // logged out / refused
+      // On a match page the match's own socket reconnects first (a restarted server
+      // serves a live match's seats before anything else): the bell waits a little.
+      var wait = retry + (document.getElementById("sb-match") ? 2000 + Math.random() * 2000 : 0);
+      setTimeout(connect, wait);
+      retry = Math.min(retry * 2, 15000);
+    });
+  }
+
+  function reportVisibility() {
+    fetch("/api/presence/", {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: true,
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+      body: JSON.stringify({ hidden: document.visibilityState === "hidden" }),
+    }).catch(function () {});
+  }
+
+  function start() {
+    connect();
+    document.addEventListener("visibilitychange", reportVisibility);
+    if (document.visibilityState !== "hidden") reportVisibility();
+    if ("serviceWorker" in navigator) {
+      navigator.serviceWorker.register("/sw.js").catch(function () {});
+    }
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
