@@ -110,7 +110,9 @@ def test_the_service_worker_is_served_from_the_root_with_the_shells_hashed_files
         r'href="(/static/css/base\.[0-9a-f]{12}\.css)"', client.get("/").content.decode()
     )
     assert base_css and base_css[1] in shell and "/offline/" in shell
-    assert "importScripts" not in source  # Web Push will live in its own file (sw-push.js)
+    # The one import is Web Push's handlers (social/), a file that is served.
+    assert re.findall(r"importScripts\(([^)]*)\)", source) == ['"/static/js/sw-push.js"']
+    assert client.get("/static/js/sw-push.js").status_code == 200
     # Pages are never cached by the worker: only the shell and the offline page.
     assert client.get("/offline/").status_code == 200
     assert client.post("/sw.js").status_code == 405
