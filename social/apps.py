@@ -20,5 +20,6 @@ class SocialConfig(AppConfig):
         if blocks.blocked_pairs not in queue.KEEP_APART:
             queue.KEEP_APART.append(blocks.blocked_pairs)
         notify.connect_match_found()
+        notify.connect_arena_started()
         if (turns.EVERY_S, turns.push_turns) not in periodic.EXTRA_JOBS:
             periodic.EXTRA_JOBS.append((turns.EVERY_S, turns.push_turns))

@@ -99,6 +99,7 @@ class Notification(models.Model):
         CHALLENGE_DECLINED = "challenge_declined", _("Challenge declined")
         MATCH_FOUND = "match_found", _("Ranked match found")
         FOLLOW = "follow", _("New follower")
+        ARENA_STARTED = "arena_started", _("Arena started")
 
     user = models.ForeignKey(USER, on_delete=models.CASCADE, related_name="notifications")
     kind = models.CharField(max_length=24, choices=Kind.choices)
@@ -110,6 +111,7 @@ class Notification(models.Model):
         Challenge, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     match_id = models.BigIntegerField(null=True, blank=True)
+    arena_id = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     read_at = models.DateTimeField(null=True, blank=True)
 

@@ -57,6 +57,9 @@ def text(n: Notification) -> str:
         Notification.Kind.CHALLENGE_DECLINED: _("%(name)s declined your challenge."),
         Notification.Kind.MATCH_FOUND: _("Ranked match found."),
         Notification.Kind.FOLLOW: _("%(name)s follows you now."),
+        Notification.Kind.ARENA_STARTED: _(
+            "An arena you joined has started: your first pairing is coming."
+        ),
     }
     return texts.get(n.kind, n.kind) % {"name": name}
 
@@ -64,6 +67,8 @@ def text(n: Notification) -> str:
 def link(n: Notification) -> str:
     if n.match_id:
         return reverse("matches:match", args=[n.match_id])
+    if n.arena_id:
+        return reverse("tournaments:arena", args=[n.arena_id])
     if n.kind == Notification.Kind.FOLLOW and n.actor_id:
         return reverse("profile", args=[n.actor.username])
     return reverse("social:notifications")
@@ -88,6 +93,8 @@ def as_json(n: Notification) -> dict[str, Any]:
         }
     if n.match_id:
         out["match_id"] = n.match_id
+    if n.arena_id:
+        out["arena_id"] = n.arena_id
     return out
 
 
@@ -102,10 +109,16 @@ def notify(
     actor: Any = None,
     challenge: Any = None,
     match_id: int | None = None,
+    arena_id: int | None = None,
     push: bool = False,
 ) -> Notification:
     n = Notification.objects.create(
-        user_id=user_id, kind=kind, actor=actor, challenge=challenge, match_id=match_id
+        user_id=user_id,
+        kind=kind,
+        actor=actor,
+        challenge=challenge,
+        match_id=match_id,
+        arena_id=arena_id,
     )
 
     def after() -> None:
@@ -139,6 +152,17 @@ def _on_ranked_paired(sender: Any, match_id: int, user_ids: list[int], **kwargs:
             notify(uid, Notification.Kind.MATCH_FOUND, match_id=match_id, push=True)
         except Exception:  # the match is made: a notification is a courtesy
             log.exception("match-found notification for user %s failed", uid)
+
+
+def _on_arena_started(sender: Any, arena_id: int, user_ids: list[int], **kwargs: Any) -> None:
+    for uid in user_ids:
+        notify(uid, Notification.Kind.ARENA_STARTED, arena_id=arena_id, push=True)
+
+
+def connect_arena_started() -> None:
+    from tournaments.signals import arena_started
+
+    arena_started.connect(_on_arena_started, dispatch_uid="social-arena-started")
 
 
 def connect_match_found() -> None:

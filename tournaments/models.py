@@ -32,6 +32,8 @@ class Arena(models.Model):
     # Set once the arena's end was processed: final ranks written, podium fixed.
     finished = models.BooleanField(default=False)
     # Bumped whenever the standings change; the push loop sends at most ~1/s.
+    # Set once, by the pass that first finds the arena running: its players are told.
+    start_announced = models.BooleanField(default=False)
     standings_version = models.PositiveIntegerField(default=0)
     pushed_version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)

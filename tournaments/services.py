@@ -39,6 +39,7 @@ from matches.play import errors, seating, store
 from . import push, scoring
 from .models import MAX_MINUTES, MIN_MINUTES, Arena, Entry, Pairing
 from .pairing import Waiting, choose_pairs
+from .signals import arena_started
 
 log = logging.getLogger(__name__)
 
@@ -427,11 +428,28 @@ def live_arena_ids(now: datetime | None = None) -> list[int]:
     )
 
 
+def announce_start(arena_id: int) -> list[int]:
+    """Tell the arena's players that it has started, once (compare-and-set on the row)."""
+    with transaction.atomic():
+        if not Arena.objects.filter(pk=arena_id, start_announced=False).update(
+            start_announced=True
+        ):
+            return []
+        user_ids = list(
+            Entry.objects.filter(arena_id=arena_id)
+            .exclude(state=Entry.State.WITHDRAWN)
+            .values_list("user_id", flat=True)
+        )
+        arena_started.send(sender=Arena, arena_id=arena_id, user_ids=user_ids)
+    return user_ids
+
+
 def pairing_pass(now: datetime | None = None) -> dict[int, PassResult]:
     """Every few seconds: for each live arena, late results, the end, then pairing."""
     out = {}
     now = now or timezone.now()
     for arena_id in live_arena_ids(now):
+        announce_start(arena_id)
         settle_pending(arena_id)  # an end whose hook was lost (a crash after the commit)
         if finish_arena(arena_id, now):
             continue

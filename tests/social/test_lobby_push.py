@@ -119,3 +119,45 @@ async def test_a_ranked_rematch_is_not_announced_as_a_match_found(alice: Any, bo
     await database_sync_to_async(ranked_rematch)()
     count = await database_sync_to_async(Notification.objects.count)()
     assert count == 0
+
+
+async def test_an_arena_starting_is_a_notification_once_for_its_players(
+    alice: Any, bob: Any, carol: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from social.models import Notification
+    from tournaments import services as arenas
+
+    def set_up() -> int:
+        arena = arenas.create_arena("Evening", 60, timezone.now() + timedelta(minutes=5), False)
+        for u in (alice, bob, carol):
+            arenas.join(arena.pk, u)
+        arenas.withdraw(arena.pk, carol)  # withdrawn before the start: not told
+        return int(arena.pk)
+
+    arena_id = await database_sync_to_async(set_up)()
+    page = await connect_lobby(alice)
+    try:
+        # Before the start the pass says nothing; once it runs, each player hears it once.
+        await database_sync_to_async(arenas.pairing_pass)(timezone.now())
+        assert await database_sync_to_async(Notification.objects.count)() == 0
+        later = timezone.now() + timedelta(minutes=6)
+        await database_sync_to_async(arenas.pairing_pass)(later)
+        frame = await _next(page, "notification")
+        assert frame["notification"]["kind"] == "arena_started"
+        assert frame["notification"]["url"] == f"/tournaments/{arena_id}/"
+        await database_sync_to_async(arenas.pairing_pass)(later)  # the next pass: no repeat
+
+        def told() -> list[tuple[str, str]]:
+            rows = Notification.objects.filter(kind="arena_started").select_related("user")
+            return sorted((n.user.username, n.kind) for n in rows)
+
+        assert await database_sync_to_async(told)() == [
+            ("alice", "arena_started"),
+            ("bob", "arena_started"),
+        ]
+    finally:
+        await page.disconnect()
