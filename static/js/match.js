@@ -243,6 +243,11 @@
     try { return window.localStorage.getItem(ALERT_KEY) === "1"; } catch (e) { return false; }
   }
 
+  // The settings page keeps sound and vibration apart ("0" turns one off); unset is on.
+  function alertPart(key) {
+    try { return window.localStorage.getItem(key) !== "0"; } catch (e) { return true; }
+  }
+
   function showAlertSetting() {
     var on = alertOn();
     $$("[data-notify-toggle]").forEach(function (b) {
@@ -271,7 +276,13 @@
 
   function toggleAlert() {
     var on = !alertOn();
-    try { window.localStorage.setItem(ALERT_KEY, on ? "1" : "0"); } catch (e) { /* private mode */ }
+    try {
+      window.localStorage.setItem(ALERT_KEY, on ? "1" : "0");
+      if (on && !alertPart("sb-turn-sound") && !alertPart("sb-turn-vibration")) {
+        window.localStorage.removeItem("sb-turn-sound"); // switched on here: both parts on
+        window.localStorage.removeItem("sb-turn-vibration");
+      }
+    } catch (e) { /* private mode */ }
     showAlertSetting();
     if (on) { beep(); if (navigator.vibrate) navigator.vibrate(80); } // a tap lets audio start
   }
@@ -283,8 +294,8 @@
     var word = (m && m.dataset.turnTitle) || "";
     document.title = mine && word ? "\u25b6 " + word + " \u00b7 " + baseTitle : baseTitle;
     if (mine && wasMyTurn === false && alertOn()) {
-      beep();
-      if (navigator.vibrate) navigator.vibrate([120, 60, 120]);
+      if (alertPart("sb-turn-sound")) beep();
+      if (navigator.vibrate && alertPart("sb-turn-vibration")) navigator.vibrate([120, 60, 120]);
     }
     wasMyTurn = mine;
   }

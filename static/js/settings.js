@@ -4,6 +4,14 @@
   "use strict";
   var form = document.getElementById("sb-settings");
   if (!form) return;
+  // The match page's turn alert (static/js/match.js) follows the saved choices: a sound,
+  // a vibration, and its own switch on while either is.
+  try {
+    var sound = form.dataset.turnSound === "1", buzz = form.dataset.turnVibration === "1";
+    localStorage.setItem("sb-turn-sound", sound ? "1" : "0");
+    localStorage.setItem("sb-turn-vibration", buzz ? "1" : "0");
+    localStorage.setItem("sb-turn-alert", sound || buzz ? "1" : "0");
+  } catch (e) { /* private mode: the match page's own switch still works */ }
   var box = form.querySelector("[name=push]");
   var status = form.querySelector("[data-role=push-status]");
 

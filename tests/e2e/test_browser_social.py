@@ -193,6 +193,10 @@ def test_settings_save_and_the_data_export_downloads(new_page: Any, tmp_path: Pa
     alice.wait_for_selector(".message--success")
     assert not alice.is_checked("[data-testid=pref-sound]")
     assert alice.is_checked("[data-testid=pref-vibration]")
+    # The match page's turn alert follows them: no sound, a vibration, the switch on.
+    alice.wait_for_function("() => localStorage.getItem('sb-turn-sound') === '0'")
+    keys = "['sb-turn-sound', 'sb-turn-vibration', 'sb-turn-alert']"
+    assert alice.evaluate(f"() => {keys}.map((k) => localStorage.getItem(k))") == ["0", "1", "1"]
     with alice.expect_download() as dl:
         alice.click("[data-testid=export]")
     path = tmp_path / "export.json"

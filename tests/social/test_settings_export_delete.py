@@ -40,7 +40,9 @@ def test_the_settings_page_saves_sound_vibration_and_push(api: Any, alice: Any) 
     assert c.post("/settings/", {"vibration": "on"}).status_code == 302
     p = Preferences.objects.get(user=alice)
     assert (p.sound, p.vibration, p.push) == (False, True, False)
-    assert 'localStorage.setItem("sb-turn-alert", "1")' in c.get("/settings/").content.decode()
+    # Handed to static/js/settings.js, which keeps them for the match page's turn alert.
+    page = c.get("/settings/").content.decode()
+    assert 'data-turn-sound="0" data-turn-vibration="1"' in page
 
 
 def test_settings_need_a_login(client: Any, db: Any) -> None:
