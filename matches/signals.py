@@ -14,6 +14,8 @@ that push to sockets or keep the ranked queue. Instead it sends these signals fr
   before any clock runs, ``tournaments``).
 - :data:`match_called_off` — ``match``: sent inside the transaction that aborts a
   match before its first decision (an invite's link opens again, ``lobby.invite_wait``).
+- :data:`invite_accepted` — ``invite``, ``match``: sent inside the transaction that
+  accepts an invite (its creator may be away: ``social`` tells them).
 - :data:`queue_left` — ``user_ids``: players taken out of the ranked queue
   because they now have a match (their lobby pages must be told).
 - :data:`ranked_paired` — ``match_id``, ``user_ids``: the queue paired two
@@ -28,6 +30,7 @@ from django.dispatch import Signal
 match_changed = Signal()
 match_starting = Signal()
 match_called_off = Signal()
+invite_accepted = Signal()
 queue_left = Signal()
 lobby_seen = Signal()
 ranked_paired = Signal()

@@ -21,5 +21,6 @@ class SocialConfig(AppConfig):
             queue.KEEP_APART.append(blocks.blocked_pairs)
         notify.connect_match_found()
         notify.connect_arena_started()
+        notify.connect_invite_accepted()
         if (turns.EVERY_S, turns.push_turns) not in periodic.EXTRA_JOBS:
             periodic.EXTRA_JOBS.append((turns.EVERY_S, turns.push_turns))

@@ -100,6 +100,7 @@ class Notification(models.Model):
         MATCH_FOUND = "match_found", _("Ranked match found")
         FOLLOW = "follow", _("New follower")
         ARENA_STARTED = "arena_started", _("Arena started")
+        INVITE_ACCEPTED = "invite_accepted", _("Invite accepted")
 
     user = models.ForeignKey(USER, on_delete=models.CASCADE, related_name="notifications")
     kind = models.CharField(max_length=24, choices=Kind.choices)

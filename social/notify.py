@@ -57,6 +57,9 @@ def text(n: Notification) -> str:
         Notification.Kind.CHALLENGE_DECLINED: _("%(name)s declined your challenge."),
         Notification.Kind.MATCH_FOUND: _("Ranked match found."),
         Notification.Kind.FOLLOW: _("%(name)s follows you now."),
+        Notification.Kind.INVITE_ACCEPTED: _(
+            "%(name)s accepted your invite: the match is waiting for you to press Start."
+        ),
         Notification.Kind.ARENA_STARTED: _(
             "An arena you joined has started: your first pairing is coming."
         ),
@@ -157,6 +160,22 @@ def _on_ranked_paired(sender: Any, match_id: int, user_ids: list[int], **kwargs:
 def _on_arena_started(sender: Any, arena_id: int, user_ids: list[int], **kwargs: Any) -> None:
     for uid in user_ids:
         notify(uid, Notification.Kind.ARENA_STARTED, arena_id=arena_id, push=True)
+
+
+def _on_invite_accepted(sender: Any, invite: Any, match: Any, **kwargs: Any) -> None:
+    notify(
+        invite.creator_id,
+        Notification.Kind.INVITE_ACCEPTED,
+        actor=invite.accepted_by,
+        match_id=match.pk,
+        push=True,
+    )
+
+
+def connect_invite_accepted() -> None:
+    from matches.signals import invite_accepted
+
+    invite_accepted.connect(_on_invite_accepted, dispatch_uid="social-invite-accepted")
 
 
 def connect_arena_started() -> None:

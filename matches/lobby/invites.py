@@ -19,6 +19,7 @@ from matches.models import Invite, Match
 from matches.play.errors import ServiceError
 from matches.play.seating import claim_players, lock_users, new_match
 from matches.play.timing import now_ms
+from matches.signals import invite_accepted
 
 # Abuse limits (issue 8): open invites, and matches not yet over, per user.
 MAX_OPEN_INVITES = 20
@@ -94,4 +95,5 @@ def accept_invite(code: str, user: Any) -> Match:
     inv.accepted_by = user
     inv.match = m
     inv.save(update_fields=["status", "accepted_by", "match"])
+    invite_accepted.send(sender=Invite, invite=inv, match=m)
     return m

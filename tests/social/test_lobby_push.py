@@ -161,3 +161,31 @@ async def test_an_arena_starting_is_a_notification_once_for_its_players(
         ]
     finally:
         await page.disconnect()
+
+
+async def test_an_accepted_invite_tells_its_creator_on_every_open_page(
+    alice: Any, bob: Any
+) -> None:
+    from matches.lobby import invites
+
+    page = await connect_lobby(alice)  # the creator stepped away from the invite page
+    try:
+        inv = await database_sync_to_async(invites.create_invite)(alice)
+        m = await database_sync_to_async(invites.accept_invite)(inv.code, bob)
+        frame = await _next(page, "notification")
+        n = frame["notification"]
+        assert (n["kind"], n["from"], n["url"]) == ("invite_accepted", "bob", f"/matches/{m.pk}/")
+        assert "開始" in n["text"] or "Start" in n["text"]
+    finally:
+        await page.disconnect()
+
+
+async def test_a_refused_accept_tells_nobody(alice: Any, bob: Any) -> None:
+    from matches.lobby import invites
+    from matches.play.errors import ServiceError
+    from social.models import Notification
+
+    inv = await database_sync_to_async(invites.create_invite)(alice)
+    with pytest.raises(ServiceError):
+        await database_sync_to_async(invites.accept_invite)(inv.code, alice)  # one's own
+    assert await database_sync_to_async(Notification.objects.count)() == 0

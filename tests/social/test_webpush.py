@@ -165,10 +165,15 @@ def test_your_turn_is_pushed_once_per_decision_to_the_hidden_player_to_act(
     to_act = m.player0 if m.state["to_act"] == 0 else m.player1
     assert turns.push_turns() == 1
     assert turns.push_turns() == 0  # the same decision: announced once
-    ((_h, body, path),) = push_service.wait(1)
+    # Two pushes: the invite's creator heard that it was accepted, then the turn.
+    by_name = {u.username: browsers[u.pk] for u in (alice, bob)}
+    got = [(p, by_name[p.rsplit("/", 1)[1]].read(body)) for _h, body, p in push_service.wait(2)]
+    assert [(p, b["kind"]) for p, b in got if b["kind"] != "your_turn"] == [
+        (f"/push/{alice.username}", "invite_accepted")
+    ]
+    ((path, payload),) = [(p, b) for p, b in got if b["kind"] == "your_turn"]
     assert path == f"/push/{to_act.username}"
-    payload = browsers[to_act.pk].read(body)
-    assert payload["kind"] == "your_turn" and payload["url"] == f"/matches/{m.pk}/"
+    assert payload["url"] == f"/matches/{m.pk}/"
     # Back on the page: no push for the next decision.
     presence.set_hidden(to_act.pk, False)
     Match.objects.filter(pk=m.pk).update(version=m.version + 1)
