@@ -170,6 +170,8 @@ MIDDLEWARE = [
     "accounts.tokens.bearer_auth",
     # Anonymous /api/ calls get 401 JSON here, before the CSRF check (process_view).
     "accounts.api.api_login_required",
+    # New matches, invites, the queue: 503 + Retry-After while saturated (matches/admission.py).
+    "matches.admission_http.refuse_when_saturated",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -240,6 +242,14 @@ MATCH_DB_THREADS = envint(
     "MATCH_DB_THREADS", 1 if _database["ENGINE"] == "django.db.backends.sqlite3" else 4
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Admission control (matches/admission.py): past any of these limits a web process
+# refuses new work (503 + Retry-After) and keeps serving the matches being played.
+ADMISSION = envbool("ADMISSION", True)
+ADMISSION_LOOP_LAG_MS = envint("ADMISSION_LOOP_LAG_MS", 250)
+ADMISSION_DB_WAIT_MS = envint("ADMISSION_DB_WAIT_MS", 250)
+ADMISSION_QUEUED_FRAMES = envint("ADMISSION_QUEUED_FRAMES", 8)
+ADMISSION_RETRY_AFTER_S = envint("ADMISSION_RETRY_AFTER_S", 5)
 
 # --- Redis: channel layer, Celery and the deadline timers -----------------------------
 

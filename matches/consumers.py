@@ -31,7 +31,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import broadcast, db, periodic, services
+from . import admission, broadcast, db, dbpool, periodic, services
 from .socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -163,13 +163,17 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await refuse(self, CLOSE_FORBIDDEN)
             return
         self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
-        found = await db.run(_open, self.scope, self.match_id)
+        with dbpool.lane(dbpool.HANDSHAKE):  # a live match's frames go first
+            found = await db.run(_open, self.scope, self.match_id)
         if found is None:
             await refuse(self, CLOSE_UNAUTHENTICATED)
             return
         self.user, audience, view = found
         if audience is None:
             await refuse(self, CLOSE_FORBIDDEN)
+            return
+        if audience == "watch" and not admission.admit("watch_socket"):
+            await refuse(self, CLOSE_TRY_LATER)  # a seat's socket is never refused
             return
         self.audience = audience
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))

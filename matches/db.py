@@ -24,24 +24,26 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
 
+from .dbpool import PriorityExecutor
+
 T = TypeVar("T")
 
-_executor: ThreadPoolExecutor | None = None
+_executor: PriorityExecutor | None = None
 _lock = threading.Lock()
 
 
-def executor() -> ThreadPoolExecutor:
+def executor() -> PriorityExecutor:
     global _executor
     with _lock:
         if _executor is None:
-            _executor = ThreadPoolExecutor(
+            # A live match's frames first (matches/dbpool.py).
+            _executor = PriorityExecutor(
                 max_workers=int(getattr(settings, "MATCH_DB_THREADS", 4)),
                 thread_name_prefix="match-db",
             )

@@ -269,6 +269,9 @@ class PulseThread(threading.Thread):
         try:
             pulse(tick, self.process)
             self._redis_ok = True
+            from . import admission
+
+            admission.publish(self.process)  # saturated or not: the worker's pairing reads it
         except Exception:
             self._redis_ok = False
             raise

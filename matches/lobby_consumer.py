@@ -31,7 +31,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import broadcast, db, periodic, queue
+from . import admission, broadcast, db, dbpool, periodic, queue
 from .consumers import LayerSafe, language_of, parse_json, refuse
 from .socket_auth import (
     CLOSE_FORBIDDEN,
@@ -60,7 +60,11 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         if not origin_allowed(self.scope):
             await refuse(self, CLOSE_FORBIDDEN)
             return
-        self.user = await db.run(scope_user, self.scope)
+        if not admission.admit("lobby_socket"):
+            await refuse(self, CLOSE_TRY_LATER)  # saturated: the page retries with jitter
+            return
+        with dbpool.lane(dbpool.BACKGROUND):  # after match sockets' work
+            self.user = await db.run(scope_user, self.scope)
         if self.user is None:
             await refuse(self, CLOSE_UNAUTHENTICATED)
             return
