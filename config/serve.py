@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> None:
     from twisted.internet import reactor
 
     from config.asgi import application
-    from matches import liveness, periodic, services
+    from matches import admission, liveness, periodic, services
+    from matches.receipt import StampedWebSocketProtocol
 
     class WebServer(Server):  # type: ignore[misc]
         ports: list[Any]
@@ -62,6 +63,13 @@ def main(argv: list[str] | None = None) -> None:
         def listen_success(self, port: Any) -> None:
             self.ports.append(port)
             super().listen_success(port)
+
+        def create_application(self, protocol: Any, scope: Any) -> Any:
+            # Each socket's queue of frames not read yet: admission control's headroom.
+            queue = super().create_application(protocol, scope)
+            if queue is not None:
+                admission.watch_queue(queue)
+            return queue
 
     # The start ends any outage of the whole web tier: credited before any frame.
     liveness.beat(services.now_ms())
@@ -132,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
         # Close an over-long message with 1009 and a closing handshake, so that the
         # client reads the code (dropping the connection at once gave it only 1006).
         server.ws_factory.setProtocolOptions(failByDrop=False)
+        # Frames stamped as Daphne reads them, not after our backlog (matches/receipt.py).
+        server.ws_factory.protocol = StampedWebSocketProtocol
         asyncio.ensure_future(start_background())
 
     reactor.callWhenRunning(on_start)

@@ -153,6 +153,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     user: Any
     # What this socket was last sent: the version, and (HTML) each fragment and the record.
     sent_version: int = -1
+    _stamped_at: int | None = None
     sent_fragments: dict[str, str]
     events: list[dict[str, Any]]
 
@@ -213,8 +214,15 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
                     broadcast.group_name(self.match_id, self.audience), self.channel_name
                 )
 
+    async def websocket_receive(self, message: dict[str, Any]) -> None:
+        # Stamped where the transport read it (matches/receipt.py), if it was.
+        self._stamped_at = message.get("received_at")
+        await super().websocket_receive(message)
+
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        received_at = services.now_ms()  # the rules time every action on receipt
+        # The rules time every action on receipt: as the transport read it, else now.
+        stamped, self._stamped_at = self._stamped_at, None
+        received_at = stamped if isinstance(stamped, int) else services.now_ms()
         if text_data is None:
             await self._send_error("bad_request", self._t("Frames are JSON text."))
             return

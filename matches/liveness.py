@@ -71,6 +71,8 @@ PULSE_TTL_MS = 60_000  # pulses older than this are dropped from the set
 
 # Set by the web process's event loop (matches.periodic) every 50 ms.
 loop_tick_ms: int | None = None
+# The longest gap between two of the loop's ticks since the pulse thread last took it.
+worst_tick_gap_ms = 0
 # This process has written its first heartbeat (and credited any outage before it).
 beaten = False
 # When this process stopped receiving frames (a clean shutdown began): epoch ms.
@@ -93,11 +95,34 @@ def _ms(dt: datetime) -> int:
     return int(dt.timestamp() * 1000)
 
 
+def note_tick(now_ms: int) -> None:
+    """The event loop turned at ``now_ms`` (``matches.periodic``, every 50 ms)."""
+    global loop_tick_ms, worst_tick_gap_ms
+    if loop_tick_ms is not None:
+        worst_tick_gap_ms = max(worst_tick_gap_ms, now_ms - loop_tick_ms)
+    loop_tick_ms = now_ms
+
+
+def take_worst_tick_gap() -> int:
+    """The longest gap between the loop's ticks since the last call (and start over)."""
+    global worst_tick_gap_ms
+    gap, worst_tick_gap_ms = worst_tick_gap_ms, 0
+    return gap
+
+
 # --- the database heartbeat: outages ------------------------------------------------
 
 
-def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
+def beat(
+    tick_ms: int | None = None, name: str | None = None, alive_since: int | None = None
+) -> list[int]:
     """Record that this web process was receiving frames at ``tick_ms``; credit any outage.
+
+    ``alive_since``: this process's loop is known to have turned without a stall
+    from then until ``tick_ms`` (its previous beat, when the pulse thread saw no
+    gap between the ticks since). The tier was alive all that time, however
+    long the database took to take the beats: so a slow write (SQLite's lock,
+    held by a burst of moves) is never taken for an outage.
 
     Returns the ids of the matches credited (or voided) for an outage this beat ended.
     """
@@ -122,6 +147,8 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
             own.save(update_fields=["last_beat", "active"])
         if newest is None or tick - newest <= GAP_MS:
             return []
+        if alive_since is not None and alive_since - newest <= GAP_MS:
+            return []  # this process was receiving frames throughout: no outage
         log.warning("the web tier was silent for %.1f s (until %s)", (tick - newest) / 1000, name)
         # Still under the web rows' locks: no other web process reports life
         # (and so no sweeper enforces a deadline) before the credit is committed.
@@ -231,6 +258,8 @@ class PulseThread(threading.Thread):
         self._last_beat = 0.0
         self._redis_ok = False  # a ping first, and after every failure
         self._proxy_ok = False
+        self._beat_tick: int | None = None  # the tick of this thread's last beat
+        self._gap_ms = 0  # the loop's longest stall since that beat
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -259,11 +288,17 @@ class PulseThread(threading.Thread):
             # it), then the database beat (it credits an outage this process ends)
             # before the pulses that let the sweepers move.
             self._proxy_ok = proxy_answers()
+            self._gap_ms = max(self._gap_ms, take_worst_tick_gap())
             if self._proxy_ok:
-                beat(tick, self.process)
+                # Alive since the last beat if the loop never stalled since.
+                since = self._beat_tick if self._gap_ms <= STALL_MS else None
+                beat(tick, self.process, alive_since=since)
                 close_old_connections()
                 _mark_beaten()
                 self._last_beat = time.monotonic()
+                self._beat_tick, self._gap_ms = tick, 0
+            else:
+                self._beat_tick = None  # players could not reach us: no proof since
         if not self._proxy_ok:
             return
         try:

@@ -88,7 +88,7 @@ async def _tick() -> None:
 
     loop = asyncio.get_running_loop()
     while True:
-        liveness.loop_tick_ms = liveness._now_ms()
+        liveness.note_tick(liveness._now_ms())
         before = loop.time()
         await asyncio.sleep(TICK_S)
         # How late the loop came back: every frame of the process waited as long.

@@ -164,7 +164,7 @@ def test_a_web_process_shutting_down_proves_no_more_life_from_that_moment(
     proved: list[str] = []
     monkeypatch.setattr(liveness, "stopped_at_ms", None)
     monkeypatch.setattr(liveness, "beaten", True)
-    monkeypatch.setattr(liveness, "beat", lambda tick, name: proved.append("beat"))
+    monkeypatch.setattr(liveness, "beat", lambda tick, name, **kw: proved.append("beat"))
     monkeypatch.setattr(liveness, "pulse", lambda tick, name: proved.append("pulse"))
     pulse = liveness.PulseThread("web-a")
     monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())

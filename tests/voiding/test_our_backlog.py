@@ -1,0 +1,104 @@
+"""Our own backlog is never charged: a slow heartbeat write is no outage, a stalled loop's
+frames are stamped as if read on time (matches/liveness.py, matches/receipt.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import engine
+from matches import liveness, receipt, services
+from matches.models import Match, MatchEvent
+
+pytestmark = pytest.mark.django_db
+
+T0 = 1_900_000_000_000
+
+
+def _running(m: Match) -> tuple[int | None, int]:
+    m.refresh_from_db()
+    s = engine.from_dict(m.state)
+    assert s.main is not None and s.to_act is not None
+    return engine.deadline(s), s.main[s.to_act]
+
+
+def test_a_beat_written_late_by_a_process_that_was_alive_throughout_is_no_outage(
+    alice: Any, bob: Any, live_ranked: Any
+) -> None:
+    m = live_ranked(alice, bob)
+    before = _running(m)
+    liveness.beat(T0, "web-a")
+    # The next beat took 3 s to be written (SQLite's lock held by a burst of
+    # moves), but the loop ticked all along: nobody was cut off.
+    assert liveness.beat(T0 + 3_000, "web-a", alive_since=T0) == []
+    assert _running(m) == before
+    assert not MatchEvent.objects.filter(match=m, kind="credit").exists()
+    # Without that proof the same silence is an outage, and given back.
+    assert liveness.beat(T0 + 6_000, "web-a") == [m.pk]
+    assert MatchEvent.objects.filter(match=m, kind="credit").count() == 1
+
+
+def test_the_pulse_thread_proves_continuity_only_when_the_loop_never_stalled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    beats: list[int | None] = []
+    monkeypatch.setattr(liveness, "stopped_at_ms", None)
+    monkeypatch.setattr(liveness, "loop_tick_ms", None)
+    monkeypatch.setattr(liveness, "worst_tick_gap_ms", 0)
+    monkeypatch.setattr(liveness, "beat", lambda tick, name, alive_since: beats.append(alive_since))
+    monkeypatch.setattr(liveness, "pulse", lambda tick, name: None)
+    pulse = liveness.PulseThread("web-a")
+
+    def beat_after(ticks: list[int]) -> None:
+        base = services.now_ms() - ticks[-1]
+        for t in ticks:
+            liveness.note_tick(base + t)
+        pulse._last_beat = 0.0  # a beat is due
+        pulse.once()
+
+    beat_after([0])
+    assert beats == [None]  # the first beat proves nothing before itself
+    first = liveness.loop_tick_ms
+    beat_after(list(range(50, 1_050, 50)))  # ticking every 50 ms
+    assert beats == [None, first]
+    beat_after([1_100, 2_600])  # the loop stalled 1.5 s: no proof over that stretch
+    assert beats[-1] is None
+
+
+def test_a_frame_read_by_a_loop_on_time_is_stamped_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(liveness, "loop_tick_ms", T0)
+    assert receipt.stamp(T0 + 40) == T0 + 40
+    assert receipt.stamp(T0 + receipt.TICK_MS + receipt.LAG_BOUND_MS) == (
+        T0 + receipt.TICK_MS + receipt.LAG_BOUND_MS
+    )
+
+
+def test_a_frame_read_after_a_stall_is_stamped_when_the_loop_was_due(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(liveness, "loop_tick_ms", T0)
+    credited = receipt.credited_ms
+    # The loop came back 2 s late: the frame may have waited in the kernel all that time.
+    assert receipt.stamp(T0 + 2_000) == T0 + receipt.TICK_MS + receipt.LAG_BOUND_MS
+    assert receipt.credited_ms - credited == 2_000 - receipt.TICK_MS - receipt.LAG_BOUND_MS
+
+
+def test_the_stamp_comes_from_the_transport_never_from_the_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent: list[dict[str, Any]] = []
+
+    class Queue:
+        def put_nowait(self, message: dict[str, Any]) -> None:
+            sent.append(message)
+
+    proto = receipt.StampedWebSocketProtocol.__new__(receipt.StampedWebSocketProtocol)
+    proto.muted = False
+    proto.application_queue = Queue()
+    monkeypatch.setattr(liveness, "loop_tick_ms", services.now_ms())
+    before = services.now_ms()
+    proto.onMessage(b'{"op": "sync", "received_at": 1}', False)
+    (msg,) = sent
+    assert msg["type"] == "websocket.receive" and msg["text"].startswith('{"op"')
+    assert before <= msg["received_at"] <= services.now_ms()
