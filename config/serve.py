@@ -88,6 +88,10 @@ def main(argv: list[str] | None = None) -> None:
         ping_timeout=30,
     )
     server.ports = []
+    if settings.METRICS_PORT:
+        from matches import metrics
+
+        metrics.serve_locally(settings.METRICS_PORT)  # 127.0.0.1 only
     stopping = threading.Event()
     tune_gc(settings.GC_THRESHOLD)
 

@@ -250,6 +250,9 @@ ADMISSION_LOOP_LAG_MS = envint("ADMISSION_LOOP_LAG_MS", 250)
 ADMISSION_DB_WAIT_MS = envint("ADMISSION_DB_WAIT_MS", 250)
 ADMISSION_QUEUED_FRAMES = envint("ADMISSION_QUEUED_FRAMES", 8)
 ADMISSION_RETRY_AFTER_S = envint("ADMISSION_RETRY_AFTER_S", 5)
+# Each web process's Prometheus metrics on 127.0.0.1:<port> (matches/metrics.py); also
+# GET /metrics for staff. Unset: no port of its own.
+METRICS_PORT = envint("METRICS_PORT", None)
 
 # --- Redis: channel layer, Celery and the deadline timers -----------------------------
 

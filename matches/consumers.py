@@ -31,7 +31,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import admission, broadcast, db, dbpool, periodic, services
+from . import admission, broadcast, db, dbpool, metrics, periodic, services
 from .socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -203,10 +203,12 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             view = await db.run(_current, self.match_id, self.user, self.audience) or view
         await self.accept()
         self.accepted = True
+        metrics.track_socket(self, "watch" if audience == "watch" else "match")
         # A (re)connection gets the whole current view.
         await self._send_view(view)
 
     async def disconnect(self, code: int) -> None:
+        metrics.untrack_socket(self)
         if hasattr(self, "audience"):
             # If the layer is gone, its group entries expire by themselves.
             with contextlib.suppress(Exception):
@@ -254,6 +256,8 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             if e.code in ("stale", "match_over", "not_started"):
                 await self._send_current()
             return
+        if outcome.change is not None:
+            metrics.observe_move((services.now_ms() - received_at) / 1000)
         if outcome.error is not None:
             e = outcome.error
             await self._send_error(e.code, e.message, version=outcome.match.version)

@@ -152,7 +152,11 @@ def beat(
         log.warning("the web tier was silent for %.1f s (until %s)", (tick - newest) / 1000, name)
         # Still under the web rows' locks: no other web process reports life
         # (and so no sweeper enforces a deadline) before the credit is committed.
-        return services.credit_outage(newest, tick)
+        credited = services.credit_outage(newest, tick)
+        from . import metrics
+
+        metrics.observe_outage(credited, newest, tick)
+        return credited
 
 
 def stop_receiving(at_ms: int | None = None) -> None:

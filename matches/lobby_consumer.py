@@ -31,7 +31,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import admission, broadcast, db, dbpool, periodic, queue
+from . import admission, broadcast, db, dbpool, metrics, periodic, queue
 from .consumers import LayerSafe, language_of, parse_json, refuse
 from .socket_auth import (
     CLOSE_FORBIDDEN,
@@ -78,10 +78,12 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             return
         await self.accept()
         self.accepted = True
+        metrics.track_socket(self, "lobby")
         await self._send_status(touch=True)
         self._presence = asyncio.ensure_future(self._keep_presence())
 
     async def disconnect(self, code: int) -> None:
+        metrics.untrack_socket(self)
         if self._presence is not None:
             self._presence.cancel()
             with contextlib.suppress(asyncio.CancelledError):
