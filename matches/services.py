@@ -70,6 +70,10 @@ OUTAGE_VOID_AFTER_MS = 180_000
 # outage cut is given back the time until it is back too, up to this long.
 # Until then (or its return) its clock cannot run out.
 OUTAGE_REJOIN_MS = 5_000
+# ...plus this much per match the outage froze: every socket of every match comes
+# back in one wave, and the last seat in line must not pay for the wave's size
+# (two sockets a match at the ~40 handshakes a second a web process takes).
+OUTAGE_REJOIN_PER_MATCH_MS = 50
 # The computer player waits this long before each decision, like a person would
 # (never on its opponent's clock: the opponent is not to act meanwhile).
 COMPUTER_PAUSE_MS = (500, 1500)
@@ -1156,8 +1160,11 @@ def credit_outage(start_ms: int, end_ms: int) -> list[int]:
         Match.objects.filter(status__in=OPEN_STATUSES).order_by("pk").values_list("pk", flat=True)
     )
     changed = []
+    rejoin_ms = _setting_ms("OUTAGE_REJOIN_MS", OUTAGE_REJOIN_MS) + len(ids) * _setting_ms(
+        "OUTAGE_REJOIN_PER_MATCH_MS", OUTAGE_REJOIN_PER_MATCH_MS
+    )
     for pk in ids:
-        if _credit_one(pk, start_ms, end_ms):
+        if _credit_one(pk, start_ms, end_ms, rejoin_ms):
             changed.append(pk)
     if changed:
         log.warning(
@@ -1170,7 +1177,9 @@ def credit_outage(start_ms: int, end_ms: int) -> list[int]:
     return changed
 
 
-def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
+def _credit_one(
+    match_id: int, start_ms: int, end_ms: int, rejoin_ms: int = OUTAGE_REJOIN_MS
+) -> bool:
     with transaction.atomic():
         m = locked_match(match_id)
         if m is None or m.is_over:
@@ -1197,7 +1206,7 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
             # A person's socket must come back too: see OUTAGE_REJOIN_MS.
             m.last_credit.update(
                 start=state.decision_start,
-                rejoin_until=end_ms + _setting_ms("OUTAGE_REJOIN_MS", OUTAGE_REJOIN_MS),
+                rejoin_until=end_ms + rejoin_ms,
             )
         save_change(m, state, [event], before=before, now=end_ms)
         return True

@@ -102,3 +102,28 @@ def test_the_stamp_comes_from_the_transport_never_from_the_frame(
     (msg,) = sent
     assert msg["type"] == "websocket.receive" and msg["text"].startswith('{"op"')
     assert before <= msg["received_at"] <= services.now_ms()
+
+
+def test_the_way_back_after_an_outage_grows_with_the_wave(
+    alice: Any, bob: Any, carol: Any, dave: Any, live_ranked: Any, settings: Any
+) -> None:
+    """Every socket of every frozen match reconnects in one wave: the last in line is not
+    charged for its length. Here 2 matches, 5 s + 2 × 3 s: 11 s to come back."""
+    settings.OUTAGE_REJOIN_PER_MATCH_MS = 3_000
+    m1, m2 = live_ranked(alice, bob), live_ranked(carol, dave)
+    deadline, _ = _running(m1)
+    start = deadline - 1_000  # one second left when the tier went silent
+    liveness.beat(start, "web-a")
+    back = start + 10_000
+    assert sorted(liveness.beat(back, "web-b")) == sorted([m1.pk, m2.pk])
+    m1.refresh_from_db()
+    assert m1.wake_at_ms == back + services.OUTAGE_REJOIN_MS + 2 * 3_000
+    # 9 s after the server's return the seat is still in the wave: its clock has not run out.
+    assert not services.check_match(m1.pk, None, back + 9_000)
+    m1.refresh_from_db()
+    assert m1.status == Match.Status.LIVE
+    s = engine.from_dict(m1.state)
+    mover = alice if s.to_act in m1.seats_of(alice.pk) else bob
+    assert services.rejoin(m1.pk, mover, back + 9_500)  # back, 9.5 s later: nothing charged
+    s = engine.from_dict(Match.objects.get(pk=m1.pk).state)
+    assert engine.deadline(s) == back + 1_000 + 9_500
