@@ -31,7 +31,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import admission, broadcast, db, dbpool, metrics, periodic, services
+from . import admission, audience_render, broadcast, db, dbpool, metrics, periodic, services
 from .socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -301,7 +301,12 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         from .render import render_changed
 
         with translation.override(self.language):
-            html = render_changed(view, self.sent_fragments)
+            if self.audience == "watch":  # the same page for every spectator: rendered once
+                html = audience_render.changed(
+                    self.match_id, view, self.language, self.sent_fragments
+                )
+            else:
+                html = render_changed(view, self.sent_fragments)
         if html:
             await self.send(text_data=html)
 
