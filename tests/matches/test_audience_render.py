@@ -1,4 +1,4 @@
-"""Spectators' HTML is rendered once per audience, version and language (matches/audience_render.py)."""
+"""Spectators' HTML: rendered once per audience, version and language (matches/audience_render.py)."""
 
 from __future__ import annotations
 
