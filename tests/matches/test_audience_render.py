@@ -1,4 +1,4 @@
-"""Spectators' HTML: rendered once per audience, version and language (matches/audience_render.py)."""
+"""Spectators' HTML is rendered once per audience, version and language."""
 
 from __future__ import annotations
 
