@@ -31,7 +31,18 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import admission, audience_render, broadcast, db, dbpool, metrics, periodic, services
+from . import (
+    admission,
+    audience_render,
+    broadcast,
+    db,
+    dbpool,
+    metrics,
+    periodic,
+    protocol_v2,
+    services,
+)
+from .protocol_v2 import DeltaEncoder
 from .socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -153,6 +164,7 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     user: Any
     # What this socket was last sent: the version, and (HTML) each fragment and the record.
     sent_version: int = -1
+    delta: DeltaEncoder | None = None  # a version-2 socket's encoder
     _stamped_at: int | None = None
     sent_fragments: dict[str, str]
     events: list[dict[str, Any]]
@@ -179,6 +191,8 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         self.audience = audience
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.html = query.get("format", ["json"])[0] == "html"
+        # JSON version 2: state frames as deltas (matches/protocol_v2.py); 1 by default.
+        self.delta = None if self.html or not protocol_v2.wants_v2(query) else DeltaEncoder()
         self.language = language_of(self.scope)
         self.sent_fragments = {}
         self.events = []
@@ -278,6 +292,10 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             return  # a full view of a newer version went out already
         if not self.html:
             self.sent_version = event["version"]
+            if self.delta is not None:
+                view = event.get("view") or json.loads(event["text"])["view"]
+                await self.send(text_data=self.delta.frame(view))
+                return
             await self.send(text_data=event["text"])
             return
         # One process hands the view itself over (shared: copied before it is changed).
@@ -295,6 +313,9 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             return
         self.sent_version = version
         if not self.html:
+            if self.delta is not None:  # a whole view (connect, sync): whole in version 2 too
+                await self.send(text_data=self.delta.frame(view, whole=True))
+                return
             await self.send(text_data=services.state_frame(view))
             return
         view["events"] = self._merge_events(view)
