@@ -54,6 +54,7 @@ OPTIONS: list[tuple[str, Any, str, str]] = [
     ("--ramp", float, str(_D.ramp), "the most new matches a second while ramping up"),
     ("--ramp-timeout", float, str(_D.ramp_timeout), "seconds a ramp may take at most"),
     ("--think", _range, "1-4", "seconds a bot thinks per decision, uniform: LO-HI"),
+    ("--protocol", int, "2", "what the JSON bots speak: 1, or 2 (state frames as deltas, ?v=2)"),
     ("--probes", _words, "echo,flood", "echo,flood or none (an idle match is measured too)"),
     ("--probe-seconds", float, str(_D.probe_seconds), "seconds of each probe's match"),
     ("--flood-workers", int, str(_D.flood_workers), "concurrent wrong-password logins"),
