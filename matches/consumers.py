@@ -39,6 +39,7 @@ from . import (
     dbpool,
     metrics,
     periodic,
+    presence,
     protocol_v2,
     services,
 )
@@ -213,7 +214,10 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         # was joined reached neither: ask whether the match moved on meanwhile
         # (one small read; after a web process dies every socket reconnects while
         # play goes on, and a seat left on an old view waits with its clock running).
-        if await db.run(_version, self.match_id) != view["match"]["version"]:
+        # This process holds the seat's socket now (matches/presence.py: if it dies, the
+        # seat's way back through another process is given back to it).
+        seats = presence.seats_of_audience(audience)
+        if await db.run(_version, self.match_id, seats) != view["match"]["version"]:
             view = await db.run(_current, self.match_id, self.user, self.audience) or view
         await self.accept()
         self.accepted = True
@@ -223,6 +227,11 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         metrics.untrack_socket(self)
+        if self.accepted and hasattr(self, "audience"):
+            with contextlib.suppress(Exception):
+                await db.run(
+                    presence.gone, self.match_id, presence.seats_of_audience(self.audience)
+                )
         if hasattr(self, "audience"):
             # If the layer is gone, its group entries expire by themselves.
             with contextlib.suppress(Exception):
@@ -374,9 +383,11 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[s
     return user, services.audience_of(m, user.pk), view
 
 
-def _version(match_id: int) -> int | None:
+def _version(match_id: int, seats: list[int] | None = None) -> int | None:
     from .models import Match
 
+    if seats:
+        presence.here(match_id, seats, services.now_ms())
     return Match.objects.filter(pk=match_id).values_list("version", flat=True).first()
 
 

@@ -135,8 +135,10 @@ def beat(
         # Read the beats again now that the locks are held: a restarted process beats
         # under a new name, and the row it inserted while this process waited for the
         # locks is invisible to the statement that waited (begun before that commit).
-        beats = Heartbeat.objects.filter(kind="web").values_list("last_beat", flat=True)
-        newest = max((_ms(t) for t in beats if t), default=None)
+        fresh = list(
+            Heartbeat.objects.filter(kind="web").values_list("name", "last_beat", "active")
+        )
+        newest = max((_ms(t) for _, t, _ in fresh if t), default=None)
         own = next((r for r in rows if r.name == name), None)
         if own is None:
             Heartbeat.objects.create(
@@ -146,9 +148,10 @@ def beat(
             own.last_beat, own.active = max(own.last_beat, _dt(tick)), True
             own.save(update_fields=["last_beat", "active"])
         if newest is None or tick - newest <= GAP_MS:
-            return []
+            return _dead_peers(fresh, name, tick)
         if alive_since is not None and alive_since - newest <= GAP_MS:
-            return []  # this process was receiving frames throughout: no outage
+            # This process was receiving frames throughout: no outage.
+            return _dead_peers(fresh, name, tick)
         log.warning("the web tier was silent for %.1f s (until %s)", (tick - newest) / 1000, name)
         # Still under the web rows' locks: no other web process reports life
         # (and so no sweeper enforces a deadline) before the credit is committed.
@@ -157,6 +160,32 @@ def beat(
 
         metrics.observe_outage(credited, newest, tick)
         return credited
+
+
+DEAD_RECENT_MS = 60_000  # a peer silent longer than this died long ago: its seats are back
+
+
+def _dead_peers(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) -> list[int]:
+    """Peers that stopped beating without retiring (killed): their seats get their time back.
+
+    Under the web rows' locks (:func:`beat`), so one live process handles each death.
+    """
+    if _redis() is None:
+        return []  # one web process: its death is an outage of the whole tier
+    from . import presence
+
+    dead = [(n, _ms(t)) for n, t, active in fresh if active and n != own and tick - _ms(t) > GAP_MS]
+    if not dead:
+        return []
+    alive = [n for n, t, active in fresh if active and tick - _ms(t) <= GAP_MS] + [own]
+    changed: list[int] = []
+    for n, last in dead:
+        Heartbeat.objects.filter(name=n).update(active=False)
+        if tick - last <= DEAD_RECENT_MS:
+            changed += presence.credit_dead(n, last, tick, alive)
+        else:
+            presence.take(n)
+    return changed
 
 
 def stop_receiving(at_ms: int | None = None) -> None:
