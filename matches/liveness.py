@@ -156,6 +156,8 @@ def beat(
         # Still under the web rows' locks: no other web process reports life
         # (and so no sweeper enforces a deadline) before the credit is committed.
         credited = services.credit_outage(newest, tick)
+        # Every silent process is covered by that credit: none is a dead peer later.
+        _forget_silent(fresh, name, tick)
         from . import metrics
 
         metrics.observe_outage(credited, newest, tick)
@@ -186,6 +188,18 @@ def _dead_peers(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) ->
         else:
             presence.take(n)
     return changed
+
+
+def _forget_silent(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) -> None:
+    silent = [n for n, t, active in fresh if active and n != own and tick - _ms(t) > GAP_MS]
+    if not silent:
+        return
+    Heartbeat.objects.filter(name__in=silent).update(active=False)
+    if _redis() is not None:
+        from . import presence
+
+        for n in silent:
+            presence.take(n)
 
 
 def stop_receiving(at_ms: int | None = None) -> None:

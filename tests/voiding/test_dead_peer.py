@@ -118,3 +118,22 @@ def test_without_redis_there_is_no_peer_to_find(alice: Any, bob: Any, live_ranke
     liveness.beat(t, "web-b")
     assert liveness.beat(t + 1_500, "web-b") == []
     assert _to_act(m, alice, bob)[2] == deadline
+
+
+def test_after_an_outage_of_the_whole_tier_the_old_processes_are_not_dead_peers_too(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """Both killed and restarted under new names: the outage is credited once, and the
+    old processes' seats are not credited a second time as a dead peer's."""
+    m = live_ranked(alice, bob)
+    _, seat, deadline = _to_act(m, alice, bob)
+    t = services.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")
+    presence.here(m.pk, [1 - seat], t - 500, process="web-b")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    assert liveness.beat(t + 10_000, "web-a2") == [m.pk]  # the first one back
+    assert liveness.beat(t + 10_300, "web-b2") == []  # the second: nothing more
+    assert liveness.beat(t + 11_000, "web-a2") == []
+    assert MatchEvent.objects.filter(match=m, kind="credit").count() == 1
+    assert _to_act(m, alice, bob)[2] == deadline + 10_000
