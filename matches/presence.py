@@ -151,6 +151,8 @@ def credit_away(match_id: int, seat: int, start_ms: int, end_ms: int, *, waiting
         m.last_credit = {"ms": ms, "seat": seat, "to": end_ms}
         if waiting:
             window = services._setting_ms("OUTAGE_REJOIN_MS", services.OUTAGE_REJOIN_MS)
-            m.last_credit.update(start=state.decision_start, rejoin_until=end_ms + window)
+            m.last_credit.update(
+                start=state.decision_start, away=[seat], rejoin_until=end_ms + window
+            )
         services.save_change(m, state, [event], before=before, now=end_ms)
         return True

@@ -934,9 +934,24 @@ def _rejoin_until(m: Match, state: engine.MatchState | None) -> int | None:
     credit = m.last_credit
     if not credit or credit.get("rejoin_until") is None or state is None:
         return None
-    if state.to_act != credit.get("seat") or state.decision_start != credit.get("start"):
+    cut = state.to_act == credit.get("seat") and state.decision_start == credit.get("start")
+    # A decision that started while its seat was not back yet (the opponent came back
+    # first and moved): held the same way, until that seat is back too.
+    if not cut and state.to_act not in (credit.get("away") or ()):
         return None
     return int(credit["rejoin_until"])
+
+
+def _back(m: Match, seats: Sequence[int]) -> None:
+    """``seats`` are back after our outage: no decision of theirs is held any more."""
+    credit = m.last_credit
+    if not credit or not credit.get("away"):
+        return
+    away = [s for s in credit["away"] if s not in seats]
+    m.last_credit = {**credit, "away": away}
+    if not away and credit.get("seat") in seats:
+        for k in ("away", "rejoin_until", "start"):
+            m.last_credit.pop(k, None)
 
 
 def _rejoin(
@@ -947,9 +962,19 @@ def _rejoin(
     credit = m.last_credit
     if until is None or credit is None:
         return state
-    back = int(credit["to"])
+    back, seat = int(credit["to"]), state.to_act
+    cut = seat == credit.get("seat") and state.decision_start == credit.get("start")
     state, ms = engine.credit(state, back, min(now, until))
-    m.last_credit = {"ms": int(credit["ms"]) + ms, "seat": credit["seat"], "to": back}
+    away = [s for s in credit.get("away") or () if s != seat]
+    m.last_credit = {
+        "ms": int(credit["ms"]) + (ms if cut else 0),
+        "seat": credit["seat"],
+        "to": back,
+    }
+    if away:  # the other seat is not back yet: its decisions stay held
+        m.last_credit.update(away=away, rejoin_until=until)
+        if not cut and credit.get("start") is not None:
+            m.last_credit["start"] = credit["start"]
     if ms:
         events.append(
             {
@@ -957,7 +982,7 @@ def _rejoin(
                 "from": back,
                 "to": back + ms,
                 "ms": ms,
-                "player": credit["seat"],
+                "player": seat,
                 "rejoin": True,
                 "t": now,
             }
@@ -976,9 +1001,11 @@ def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
         if m is None or m.is_over or m.status != Match.Status.LIVE or not m.last_credit:
             return False
         state = engine.from_dict(m.state) if m.state is not None else None
-        if state is None or _rejoin_until(m, state) is None:
-            return False
-        if m.last_credit.get("seat") not in m.seats_of(getattr(user, "pk", None)):
+        mine = m.seats_of(getattr(user, "pk", None))
+        if state is None or _rejoin_until(m, state) is None or state.to_act not in mine:
+            if state is not None and set(mine) & set(m.last_credit.get("away") or ()):
+                _back(m, mine)  # back, though not to act: its next decision is not held
+                m.save(update_fields=["last_credit"])
             return False
         t = now_ms() if now is None else now
         events: list[dict[str, Any]] = []
@@ -1237,8 +1264,11 @@ def _credit_one(
         m.last_credit = {"ms": event["ms"], "seat": event["player"], "to": end_ms}
         if event["player"] is not None and event["player"] != m.computer_seat:
             # A person's socket must come back too: see OUTAGE_REJOIN_MS.
+            # Every person's seat is away until its socket is back (OUTAGE_REJOIN_MS).
+            people = [s for s in (0, 1) if s != m.computer_seat]
             m.last_credit.update(
                 start=state.decision_start,
+                away=people,
                 rejoin_until=end_ms + rejoin_ms,
             )
         save_change(m, state, [event], before=before, now=end_ms)

@@ -127,3 +127,44 @@ def test_the_way_back_after_an_outage_grows_with_the_wave(
     assert services.rejoin(m1.pk, mover, back + 9_500)  # back, 9.5 s later: nothing charged
     s = engine.from_dict(Match.objects.get(pk=m1.pk).state)
     assert engine.deadline(s) == back + 1_000 + 9_500
+
+
+def test_a_seat_not_back_yet_when_its_decision_starts_is_not_charged_for_the_wave(
+    alice: Any, bob: Any, live_ranked: Any, settings: Any
+) -> None:
+    """The seat whose decision the outage cut came back first and moved; its opponent's
+    socket was still in the wave. That decision is held until it is back, and the time
+    until then is given back."""
+    from tests.support import frame_for
+
+    settings.DEAL_SEED = 4  # the first move hands the turn to the other seat
+    m = live_ranked(alice, bob)
+    deadline, _ = _running(m)
+    start = deadline - 60_000
+    liveness.beat(start, "web-a")
+    back = start + 10_000
+    assert liveness.beat(back, "web-b") == [m.pk]
+    m.refresh_from_db()
+    s = engine.from_dict(m.state)
+    first = alice if s.to_act in m.seats_of(alice.pk) else bob
+    second = bob if first is alice else alice
+    assert services.rejoin(m.pk, first, back + 500)
+    m.refresh_from_db()
+    action = engine.legal_actions(engine.from_dict(m.state))[0]
+    moved_at = back + 1_000
+    out = services.act(m.pk, first, frame_for(action, m.version), moved_at)
+    assert out.error is None
+    m.refresh_from_db()
+    s = engine.from_dict(m.state)
+    assert s.to_act in m.seats_of(second.pk)
+    assert m.last_credit["away"] == [s.to_act]
+    held_until = m.last_credit["rejoin_until"]
+    assert m.wake_at_ms == max(engine.deadline(s), held_until)
+    # The second seat's socket is back 3 s after the move: those 3 s are given back.
+    before = engine.deadline(s)
+    assert services.rejoin(m.pk, second, moved_at + 3_000)
+    m.refresh_from_db()
+    assert engine.deadline(engine.from_dict(m.state)) == before + 3_000
+    assert "away" not in m.last_credit and "rejoin_until" not in m.last_credit
+    # Once only.
+    assert not services.rejoin(m.pk, second, moved_at + 4_000)
