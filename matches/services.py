@@ -72,8 +72,8 @@ OUTAGE_VOID_AFTER_MS = 180_000
 OUTAGE_REJOIN_MS = 5_000
 # ...plus this much per match the outage froze: every socket of every match comes
 # back in one wave, and the last seat in line must not pay for the wave's size
-# (two sockets a match at the ~40 handshakes a second a web process takes).
-OUTAGE_REJOIN_PER_MATCH_MS = 50
+# (two sockets a match at ~20 handshakes a second, what a loaded 2-core machine took).
+OUTAGE_REJOIN_PER_MATCH_MS = 100
 # The computer player waits this long before each decision, like a person would
 # (never on its opponent's clock: the opponent is not to act meanwhile).
 COMPUTER_PAUSE_MS = (500, 1500)
