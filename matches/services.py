@@ -69,7 +69,7 @@ OUTAGE_VOID_AFTER_MS = 180_000
 # health check, each page's reconnection delay): the seat whose decision the
 # outage cut is given back the time until it is back too, up to this long.
 # Until then (or its return) its clock cannot run out.
-OUTAGE_REJOIN_MS = 5_000
+OUTAGE_REJOIN_MS = 30_000
 # ...plus this much per match the outage froze: every socket of every match comes
 # back in one wave, and the last seat in line must not pay for the wave's size
 # (two sockets a match at ~20 handshakes a second, what a loaded 2-core machine took).
@@ -1220,9 +1220,13 @@ def credit_outage(start_ms: int, end_ms: int) -> list[int]:
         Match.objects.filter(status__in=OPEN_STATUSES).order_by("pk").values_list("pk", flat=True)
     )
     changed = []
+    # However long the wave takes (a loaded machine brought the last of 100 matches'
+    # sockets back 20 s after the restart): a seat that is back ends its hold at once,
+    # so only a player who never comes back makes the opponent wait this long.
     rejoin_ms = _setting_ms("OUTAGE_REJOIN_MS", OUTAGE_REJOIN_MS) + len(ids) * _setting_ms(
         "OUTAGE_REJOIN_PER_MATCH_MS", OUTAGE_REJOIN_PER_MATCH_MS
     )
+    rejoin_ms = min(rejoin_ms, OUTAGE_VOID_AFTER_MS)
     for pk in ids:
         if _credit_one(pk, start_ms, end_ms, rejoin_ms):
             changed.append(pk)
