@@ -202,16 +202,25 @@ def _key() -> str:
     return f"{getattr(settings, 'LIVENESS_PREFIX', 'sb')}:admission:saturated"
 
 
+_published: tuple[bool, float] | None = None  # (saturated, when) last said on Redis
+
+
 def publish(name: str) -> None:
-    """Say on Redis whether this web process is saturated (the pulse thread, every beat)."""
+    """Say on Redis whether this web process is saturated (the pulse thread, every pulse:
+    on a change at once, else once a second)."""
+    global _published
     from .liveness import _now_ms, _redis
 
     client = _redis()
     if client is None:
         return
+    busy, t = saturated() is not None, time.monotonic()
+    if _published is not None and _published[0] == busy and t - _published[1] < 1.0:
+        return
+    _published = (busy, t)
     now = _now_ms()
     pipe = client.pipeline(transaction=False)
-    if saturated() is not None:
+    if busy:
         pipe.zadd(_key(), {name: now + PUBLISH_TTL_MS})
     else:
         pipe.zrem(_key(), name)

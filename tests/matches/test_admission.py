@@ -187,3 +187,28 @@ def test_frames_queued_is_the_fullest_socket() -> None:
 
     assert admission.frames_queued([Q(0), Q(7), Q(2)]) == 7
     assert admission.frames_queued([]) == 0
+
+
+def test_on_redis_the_workers_pairing_holds_off_while_any_web_process_is_saturated(
+    settings: Any, require_redis: str
+) -> None:
+    import uuid
+
+    import redis
+
+    settings.REDIS_URL = require_redis
+    settings.LIVENESS_PREFIX = prefix = f"sbtest{uuid.uuid4().hex[:8]}"
+    try:
+        assert not admission.tier_saturated()
+        saturate()
+        admission.publish("web-1")  # web-1's pulse thread says so
+        admission.reset()  # this process (the worker, say) has headroom itself
+        assert admission.saturated() is None and admission.tier_saturated()
+        admission.publish("web-1")  # web-1 recovered: said at once, not a second later
+        assert not admission.tier_saturated()
+    finally:
+        client = redis.Redis.from_url(require_redis)
+        keys = client.keys(f"{prefix}*")
+        if keys:
+            client.delete(*keys)
+        client.close()
