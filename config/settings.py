@@ -245,7 +245,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Admission control (matches/admission.py): past any of these limits a web process
 # refuses new work (503 + Retry-After) and keeps serving the matches being played.
-ADMISSION = envbool("ADMISSION", True)
+# Off by default under tests: a loaded test machine's slow moments must not refuse a
+# test's own requests (tests/matches/test_admission.py switches it on).
+ADMISSION = envbool("ADMISSION", not TESTING)
 ADMISSION_LOOP_LAG_MS = envint("ADMISSION_LOOP_LAG_MS", 250)
 ADMISSION_DB_WAIT_MS = envint("ADMISSION_DB_WAIT_MS", 250)
 ADMISSION_QUEUED_FRAMES = envint("ADMISSION_QUEUED_FRAMES", 8)
