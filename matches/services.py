@@ -745,6 +745,7 @@ def _live_op(
     held = _rejoin_until(m, state)
     if held is not None and state.to_act in seats:
         state = _rejoin(m, state, now, events)  # its frame proves it is back
+        _back(m, seats)  # a same-device player is back for both seats
         held = None
     # While the seat to act has not come back from our outage its clock cannot
     # run out (the opponent's flag waits for it).
@@ -949,7 +950,7 @@ def _back(m: Match, seats: Sequence[int]) -> None:
         return
     away = [s for s in credit["away"] if s not in seats]
     m.last_credit = {**credit, "away": away}
-    if not away and credit.get("seat") in seats:
+    if not away:  # everyone is back (the cut seat was away too): nothing is held
         for k in ("away", "rejoin_until", "start"):
             m.last_credit.pop(k, None)
 
@@ -1011,6 +1012,7 @@ def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
         events: list[dict[str, Any]] = []
         before = state
         state = _rejoin(m, state, t, events)
+        _back(m, mine)  # a same-device player is back for both seats
         if not events:
             m.save(update_fields=["last_credit"])
             return False
