@@ -5,6 +5,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic.base import RedirectView
 
+from matches.clock import metrics
 from matches.health import HealthView  # noqa: E402
 
 urlpatterns = [
@@ -14,6 +15,8 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     # Database, Redis, the Celery worker and the deadline sweeper (matches/health.py).
     path("healthz", HealthView.as_view(), name="healthz"),
+    # Prometheus metrics of this web process, staff only (matches/clock/metrics.py).
+    path("metrics", metrics.view, name="metrics"),
     path("", include("accounts.urls")),
     path("", include("matches.urls")),
     path("", include("history.urls")),
