@@ -47,7 +47,9 @@ class LastCredit:
         """The JSON of the row (the hold's keys only while it lasts)."""
         out: dict[str, Any] = {"ms": self.ms, "seat": self.seat, "to": self.to}
         if self.rejoin_until is not None:
-            out.update(start=self.start, rejoin_until=self.rejoin_until)
+            out["rejoin_until"] = self.rejoin_until
+            if self.start is not None:  # none once the cut decision's seat is back
+                out["start"] = self.start
         if self.away:
             out["away"] = list(self.away)
         return out
