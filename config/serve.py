@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from config.asgi import application
     from matches.clock import liveness
-    from matches.play import timing
+    from matches.clock.receipt import StampedWebSocketProtocol
+    from matches.play import admission, timing
     from matches.realtime import periodic
 
     class WebServer(Server):  # type: ignore[misc]
@@ -64,6 +65,13 @@ def main(argv: list[str] | None = None) -> None:
         def listen_success(self, port: Any) -> None:
             self.ports.append(port)
             super().listen_success(port)
+
+        def create_application(self, protocol: Any, scope: Any) -> Any:
+            # Each socket's queue of frames not read yet: admission control's headroom.
+            queue = super().create_application(protocol, scope)
+            if queue is not None:
+                admission.watch_queue(queue)
+            return queue
 
     # The start ends any outage of the whole web tier: credited before any frame.
     liveness.beat(timing.now_ms())
@@ -82,6 +90,10 @@ def main(argv: list[str] | None = None) -> None:
         ping_timeout=30,
     )
     server.ports = []
+    if settings.METRICS_PORT:
+        from matches.clock import metrics
+
+        metrics.serve_locally(settings.METRICS_PORT)  # 127.0.0.1 only
     stopping = threading.Event()
     tune_gc(settings.GC_THRESHOLD)
 
@@ -134,6 +146,8 @@ def main(argv: list[str] | None = None) -> None:
         # Close an over-long message with 1009 and a closing handshake, so that the
         # client reads the code (dropping the connection at once gave it only 1006).
         server.ws_factory.setProtocolOptions(failByDrop=False)
+        # Frames stamped as Daphne reads them, not after our backlog (matches/clock/receipt.py).
+        server.ws_factory.protocol = StampedWebSocketProtocol
         asyncio.ensure_future(start_background())
 
     reactor.callWhenRunning(on_start)

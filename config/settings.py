@@ -181,6 +181,9 @@ MIDDLEWARE = [
     "accounts.tokens.bearer_auth",
     # Anonymous /api/ calls get 401 JSON here, before the CSRF check (process_view).
     "accounts.api.api_login_required",
+    # New matches, invites, the queue: 503 + Retry-After while saturated
+    # (matches/play/admission.py).
+    "matches.lobby.admission_http.refuse_when_saturated",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -297,6 +300,19 @@ MATCH_DB_THREADS = envint(
     "MATCH_DB_THREADS", 1 if _database["ENGINE"] == "django.db.backends.sqlite3" else 4
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Admission control (matches/play/admission.py): past any of these limits a web process
+# refuses new work (503 + Retry-After) and keeps serving the matches being played.
+# Off by default under tests: a loaded test machine's slow moments must not refuse a
+# test's own requests (tests/matches/test_admission.py switches it on).
+ADMISSION = envbool("ADMISSION", not TESTING)
+ADMISSION_LOOP_LAG_MS = envint("ADMISSION_LOOP_LAG_MS", 250)
+ADMISSION_DB_WAIT_MS = envint("ADMISSION_DB_WAIT_MS", 250)
+ADMISSION_QUEUED_FRAMES = envint("ADMISSION_QUEUED_FRAMES", 8)
+ADMISSION_RETRY_AFTER_S = envint("ADMISSION_RETRY_AFTER_S", 5)
+# Each web process's Prometheus metrics on 127.0.0.1:<port> (matches/clock/metrics.py); also
+# GET /metrics for staff. Unset: no port of its own.
+METRICS_PORT = envint("METRICS_PORT", None)
 
 # --- Redis: channel layer, Celery and the deadline timers -----------------------------
 
@@ -449,7 +465,11 @@ INVITE_START_WINDOW_MS = 600_000
 MATCH_CONTINUE_WINDOW_MS = 30_000  # between hands: 次へ, or the next hand starts by itself
 # After an outage, the seat whose decision it cut is given the time until its socket
 # is back, up to this long (matches/clock/outage.py).
-OUTAGE_REJOIN_MS = 5_000
+OUTAGE_REJOIN_MS = 30_000
+# ...plus this much per match the outage froze: every socket of every match comes
+# back in one wave, and the last seat in line must not pay for the wave's size
+# (two sockets a match at ~20 handshakes a second, what a loaded 2-core machine took).
+OUTAGE_REJOIN_PER_MATCH_MS = 100
 # Tests only: the computer decides on a thread of the calling process instead of a
 # process of its own (matches/lobby/computer.py).
 COMPUTER_IN_PROCESS = False

@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views.generic.base import RedirectView, TemplateView
 
 from config import pwa
+from matches.clock import metrics
 from matches.health import HealthView  # noqa: E402
 
 urlpatterns = [
@@ -19,6 +20,8 @@ urlpatterns = [
     path("offline/", TemplateView.as_view(template_name="offline.html"), name="offline"),
     # Database, Redis, the Celery worker and the deadline sweeper (matches/health.py).
     path("healthz", HealthView.as_view(), name="healthz"),
+    # Prometheus metrics of this web process, staff only (matches/clock/metrics.py).
+    path("metrics", metrics.view, name="metrics"),
     path("", include("accounts.urls")),
     path("", include("matches.urls")),
     path("", include("history.urls")),

@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from . import report
+from . import goals, report
 from .bots import Account
 from .run import Options, Run, say
 from .setups import SETUPS
@@ -54,6 +54,7 @@ OPTIONS: list[tuple[str, Any, str, str]] = [
     ("--ramp", float, str(_D.ramp), "the most new matches a second while ramping up"),
     ("--ramp-timeout", float, str(_D.ramp_timeout), "seconds a ramp may take at most"),
     ("--think", _range, "1-4", "seconds a bot thinks per decision, uniform: LO-HI"),
+    ("--protocol", int, "2", "what the JSON bots speak: 1, or 2 (state frames as deltas, ?v=2)"),
     ("--probes", _words, "echo,flood", "echo,flood or none (an idle match is measured too)"),
     ("--probe-seconds", float, str(_D.probe_seconds), "seconds of each probe's match"),
     ("--flood-workers", int, str(_D.flood_workers), "concurrent wrong-password logins"),
@@ -127,6 +128,9 @@ def main(argv: list[str]) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     started = time.time()
+    # The machine's own speed, measured in the same run: the goals are stated in it.
+    say("engine yardstick (make bench's measure)")
+    us_per_action = goals.engine_us_per_action()
     results: dict[str, Any] = {}
     for name in opts.setups:
         results[name] = run_setup(name, opts)
@@ -143,12 +147,16 @@ def main(argv: list[str]) -> int:
             for k, v in asdict(opts).items()
         },
         "setups": results,
+        "engine_us_per_action": round(us_per_action, 2),
+        "goals": {name: goals.evaluate(r, us_per_action) for name, r in results.items()},
     }
     opts.json.parent.mkdir(parents=True, exist_ok=True)
     opts.json.write_text(json.dumps(out, indent=2, default=str) + "\n")
     print()
     for name, result in results.items():
         print(report.render(name, result))
+        print()
+        print("\n".join(f"- {line}" for line in out["goals"][name]))
         print()
     print(f"({out['seconds']} s; figures also in {opts.json})")
     return 1 if any(r.get("error") for r in results.values()) else 0

@@ -32,7 +32,7 @@ from typing import Any
 
 import aiohttp
 
-from .view import Fragments, Seen, read_json, read_page, toast_code
+from .view import Delta, Fragments, Seen, read_json, read_page, toast_code
 
 # Close codes the server uses on purpose: not a drop, and reconnecting will not help.
 CLOSE_FINAL = (4401, 4403)
@@ -334,13 +334,17 @@ class Bot(Socket):
         self.thinking: asyncio.Task[None] | None = None
         self.thought = 0.0  # s thought since this seat's clock last stood (Table.account_main)
         self.connected = asyncio.Event()  # first state received on the current socket
+        self.delta: Delta | None = None  # version 2: the view this socket holds
 
     def url(self) -> str:
-        query = "?format=html" if self.html else ""
+        # HTML as the page; JSON bots speak version 2 (deltas) unless the fleet says 1.
+        v2 = self.table.fleet.protocol == 2
+        query = "?format=html" if self.html else ("?v=2" if v2 else "")
         return f"{self.table.fleet.ws_base}/ws/matches/{self.table.match_id}/{query}"
 
     def opened(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         self.page = Fragments()  # the state sent on connect rebuilds the page
+        self.delta = Delta() if self.table.fleet.protocol == 2 else None  # a whole first frame
         # A frame sent just before the drop may be lost: decide again from that state.
         self.acted_version = None
         self.start_sent = False
@@ -361,7 +365,12 @@ class Bot(Socket):
             seen = read_page(self.page) if "sb-status" in ids else None
             error = toast_code(self.page) if "sb-toast" in ids else None
         else:
-            seen, error = read_json(text)
+            try:
+                seen, error = read_json(text, self.delta)
+            except ValueError:  # a delta it cannot apply: ask for the whole view
+                self.rec.error("v2_lost_track", text)
+                self.table.fleet.background(self.send_raw({"op": "sync", "version": 0}))
+                return
             if seen is not None and '"events_after":null' not in text:
                 self.rec.frame_bytes.append((at, len(text.encode())))
         if error:
@@ -417,6 +426,12 @@ class Bot(Socket):
         finally:
             self.thinking = None
         self.react()  # a newer state may already ask for the next decision
+
+    async def send_raw(self, frame: dict[str, Any]) -> None:
+        ws = self.ws
+        if ws is not None and not ws.closed:
+            with contextlib.suppress(ConnectionError):
+                await ws.send_str(json.dumps(frame))
 
     async def send(self, frame: dict[str, Any], s: Seen, think_s: float) -> None:
         ws = self.ws
@@ -590,8 +605,10 @@ class Fleet:
         ramp_per_s: float = 25.0,
         setting_up: int = 8,
         seed: int | None = None,
+        protocol: int = 2,
     ) -> None:
         self.base = base
+        self.protocol = protocol  # what the JSON bots speak (docs/protocol.md)
         self.ws_base = "ws" + base.removeprefix("http")
         self.free = list(accounts)
         self.rec = rec

@@ -39,6 +39,7 @@ class Options:
     ramp: float = 25.0  # new matches per second (idle sockets: twice as many)
     ramp_timeout: float = 90.0
     think: tuple[float, float] = (1.0, 4.0)
+    protocol: int = 2  # what the JSON bots speak (docs/protocol.md: 2 is ?v=2, deltas)
     probes: set[str] = field(default_factory=lambda: {"echo", "flood"})
     probe_seconds: float = 15.0
     echo_count: int = 200
@@ -100,7 +101,12 @@ class Run:
     async def main(self) -> dict[str, Any]:
         opts = self.opts
         self.fleet = Fleet(
-            self.setup.base, self.accounts, self.rec, ramp_per_s=opts.ramp, seed=opts.seed
+            self.setup.base,
+            self.accounts,
+            self.rec,
+            ramp_per_s=opts.ramp,
+            seed=opts.seed,
+            protocol=opts.protocol,
         )
         result: dict[str, Any] = {"url": self.setup.base, "probes": {}, "rows": []}
         try:

@@ -64,9 +64,39 @@ class Seen:
 # --- JSON ------------------------------------------------------------------------------
 
 
-def read_json(text: str) -> tuple[Seen | None, str | None]:
-    """A JSON frame: ``(seen, None)`` for a state, ``(None, code)`` for an error."""
+class Delta:
+    """A version-2 socket's side (docs/protocol.md, ``?v=2``): the view it holds, made
+    whole again from each frame's ``layout_delta`` and ``match_delta``."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Any] | None = None
+
+    def whole(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """``frame`` with its view made whole (``ValueError``: nothing to apply it to)."""
+        if frame.get("type") != "state":
+            return frame
+        view = dict(frame["view"])
+        held = self.held
+        if "layout_delta" in view:
+            if held is None or held.get("layout") is None:
+                raise ValueError("a layout delta before any layout")
+            d = view.pop("layout_delta")
+            view["layout"] = list(held["layout"][: d["keep"]]) + list(d["add"])
+        if "match_delta" in view:
+            if held is None or "match" not in held:
+                raise ValueError("a match delta before any match block")
+            view["match"] = {**held["match"], **view.pop("match_delta")}
+        self.held = view
+        return {**frame, "view": view}
+
+
+def read_json(text: str, delta: Delta | None = None) -> tuple[Seen | None, str | None]:
+    """A JSON frame: ``(seen, None)`` for a state, ``(None, code)`` for an error.
+
+    ``delta``: the socket speaks version 2; its frames are made whole first."""
     frame = json.loads(text)
+    if delta is not None:
+        frame = delta.whole(frame)
     if frame.get("type") != "state":
         return None, str(frame.get("code"))
     view = frame["view"]

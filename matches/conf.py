@@ -37,6 +37,10 @@ def outage_rejoin_ms() -> int:
     return int(settings.OUTAGE_REJOIN_MS)
 
 
+def outage_rejoin_per_match_ms() -> int:
+    return int(settings.OUTAGE_REJOIN_PER_MATCH_MS)
+
+
 def computer_pause_ms() -> tuple[int, int]:
     lo, hi = settings.COMPUTER_PAUSE_MS
     return int(lo), int(hi)

@@ -34,7 +34,7 @@ from django.utils.translation import gettext as _
 
 from matches.lobby.matchmaking import rating_for
 from matches.models import Match
-from matches.play import errors, seating, store
+from matches.play import admission, errors, seating, store
 
 from . import push, scoring
 from .models import MAX_MINUTES, MIN_MINUTES, Arena, Entry, Pairing
@@ -452,6 +452,9 @@ def pairing_pass(now: datetime | None = None) -> dict[int, PassResult]:
         announce_start(arena_id)
         settle_pending(arena_id)  # an end whose hook was lost (a crash after the commit)
         if finish_arena(arena_id, now):
+            continue
+        if admission.tier_saturated():  # new matches wait, like the queue's (play/admission)
+            admission.refuse("arena_pairing", "saturated")
             continue
         out[arena_id] = pair_arena(arena_id, now)
     return out

@@ -60,6 +60,7 @@ from django.db import close_old_connections, transaction
 
 from matches import conf
 from matches.models import Heartbeat
+from matches.play import sync_redis
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,10 @@ GAP_MS = 2_000  # the whole web tier silent longer than this: an outage
 STALL_MS = 1_000  # a loop that has not ticked for this long is not receiving frames
 PULSE_TTL_MS = 60_000  # pulses older than this are dropped from the set
 
-# Set by the web process's event loop (matches.periodic) every 50 ms.
+# Set by the web process's event loop (matches.realtime.periodic) every 50 ms.
 loop_tick_ms: int | None = None
+# The longest gap between two of the loop's ticks since the pulse thread last took it.
+worst_tick_gap_ms = 0
 # This process has written its first heartbeat (and credited any outage before it).
 beaten = False
 # When this process stopped receiving frames (a clean shutdown began): epoch ms.
@@ -93,11 +96,34 @@ def _ms(dt: datetime) -> int:
     return int(dt.timestamp() * 1000)
 
 
+def note_tick(now_ms: int) -> None:
+    """The event loop turned at ``now_ms`` (``matches.realtime.periodic``, every 50 ms)."""
+    global loop_tick_ms, worst_tick_gap_ms
+    if loop_tick_ms is not None:
+        worst_tick_gap_ms = max(worst_tick_gap_ms, now_ms - loop_tick_ms)
+    loop_tick_ms = now_ms
+
+
+def take_worst_tick_gap() -> int:
+    """The longest gap between the loop's ticks since the last call (and start over)."""
+    global worst_tick_gap_ms
+    gap, worst_tick_gap_ms = worst_tick_gap_ms, 0
+    return gap
+
+
 # --- the database heartbeat: outages ------------------------------------------------
 
 
-def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
+def beat(
+    tick_ms: int | None = None, name: str | None = None, alive_since: int | None = None
+) -> list[int]:
     """Record that this web process was receiving frames at ``tick_ms``; credit any outage.
+
+    ``alive_since``: this process's loop is known to have turned without a stall
+    from then until ``tick_ms`` (its previous beat, when the pulse thread saw no
+    gap between the ticks since). The tier was alive all that time, however
+    long the database took to take the beats: so a slow write (SQLite's lock,
+    held by a burst of moves) is never taken for an outage.
 
     Returns the ids of the matches credited (or voided) for an outage this beat ended.
     """
@@ -110,8 +136,10 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
         # Read the beats again now that the locks are held: a restarted process beats
         # under a new name, and the row it inserted while this process waited for the
         # locks is invisible to the statement that waited (begun before that commit).
-        beats = Heartbeat.objects.filter(kind="web").values_list("last_beat", flat=True)
-        newest = max((_ms(t) for t in beats if t), default=None)
+        fresh = list(
+            Heartbeat.objects.filter(kind="web").values_list("name", "last_beat", "active")
+        )
+        newest = max((_ms(t) for _, t, _ in fresh if t), default=None)
         own = next((r for r in rows if r.name == name), None)
         if own is None:
             Heartbeat.objects.create(
@@ -121,11 +149,58 @@ def beat(tick_ms: int | None = None, name: str | None = None) -> list[int]:
             own.last_beat, own.active = max(own.last_beat, _dt(tick)), True
             own.save(update_fields=["last_beat", "active"])
         if newest is None or tick - newest <= GAP_MS:
-            return []
+            return _dead_peers(fresh, name, tick)
+        if alive_since is not None and alive_since - newest <= GAP_MS:
+            # This process was receiving frames throughout: no outage.
+            return _dead_peers(fresh, name, tick)
         log.warning("the web tier was silent for %.1f s (until %s)", (tick - newest) / 1000, name)
         # Still under the web rows' locks: no other web process reports life
         # (and so no sweeper enforces a deadline) before the credit is committed.
-        return outage.credit_outage(newest, tick)
+        credited = outage.credit_outage(newest, tick)
+        # Every silent process is covered by that credit: none is a dead peer later.
+        _forget_silent(fresh, name, tick)
+        from matches.clock import metrics
+
+        metrics.observe_outage(credited, newest, tick)
+        return credited
+
+
+DEAD_RECENT_MS = 60_000  # a peer silent longer than this died long ago: its seats are back
+
+
+def _dead_peers(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) -> list[int]:
+    """Peers that stopped beating without retiring (killed): their seats get their time back.
+
+    Under the web rows' locks (:func:`beat`), so one live process handles each death.
+    """
+    if _redis() is None:
+        return []  # one web process: its death is an outage of the whole tier
+    from matches.clock import presence
+
+    dead = [(n, _ms(t)) for n, t, active in fresh if active and n != own and tick - _ms(t) > GAP_MS]
+    if not dead:
+        return []
+    alive = [n for n, t, active in fresh if active and tick - _ms(t) <= GAP_MS] + [own]
+    changed: list[int] = []
+    for n, last in dead:
+        Heartbeat.objects.filter(name=n).update(active=False)
+        if tick - last <= DEAD_RECENT_MS:
+            changed += presence.credit_dead(n, last, tick, alive)
+        else:
+            presence.take(n)
+    return changed
+
+
+def _forget_silent(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) -> None:
+    silent = [n for n, t, active in fresh if active and n != own and tick - _ms(t) > GAP_MS]
+    if not silent:
+        return
+    Heartbeat.objects.filter(name__in=silent).update(active=False)
+    if _redis() is not None:
+        from matches.clock import presence
+
+        for n in silent:
+            presence.take(n)
 
 
 def stop_receiving(at_ms: int | None = None) -> None:
@@ -162,23 +237,10 @@ def worker_beat(name: str | None = None) -> None:
 
 # --- the Redis pulse: the sweeper's gate ---------------------------------------------
 
-_clients: dict[str, Any] = {}
-_client_lock = threading.Lock()
-
 
 def _redis() -> Any:
     """A small synchronous Redis client for pulses (``None`` without ``REDIS_URL``)."""
-    url = conf.redis_url()
-    if not url:
-        return None
-    with _client_lock:
-        if url not in _clients:
-            import redis
-
-            _clients[url] = redis.Redis.from_url(
-                url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=10
-            )
-        return _clients[url]
+    return sync_redis.client()
 
 
 def _pulse_key() -> str:
@@ -231,6 +293,8 @@ class PulseThread(threading.Thread):
         self._last_beat = 0.0
         self._redis_ok = False  # a ping first, and after every failure
         self._proxy_ok = False
+        self._beat_tick: int | None = None  # the tick of this thread's last beat
+        self._gap_ms = 0  # the loop's longest stall since that beat
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -259,16 +323,25 @@ class PulseThread(threading.Thread):
             # it), then the database beat (it credits an outage this process ends)
             # before the pulses that let the sweepers move.
             self._proxy_ok = proxy_answers()
+            self._gap_ms = max(self._gap_ms, take_worst_tick_gap())
             if self._proxy_ok:
-                beat(tick, self.process)
+                # Alive since the last beat if the loop never stalled since.
+                since = self._beat_tick if self._gap_ms <= STALL_MS else None
+                beat(tick, self.process, alive_since=since)
                 close_old_connections()
                 _mark_beaten()
                 self._last_beat = time.monotonic()
+                self._beat_tick, self._gap_ms = tick, 0
+            else:
+                self._beat_tick = None  # players could not reach us: no proof since
         if not self._proxy_ok:
             return
         try:
             pulse(tick, self.process)
             self._redis_ok = True
+            from matches.play import admission
+
+            admission.publish(self.process)  # saturated or not: the worker's pairing reads it
         except Exception:
             self._redis_ok = False
             raise

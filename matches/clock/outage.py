@@ -19,7 +19,7 @@ from matches import conf
 from matches.clock.voiding import VOID_OUTAGE, void_locked
 from matches.models import Match
 from matches.play import timing
-from matches.play.act import credit_rejoin
+from matches.play.act import credit_rejoin, seats_back
 from matches.play.credit import LastCredit
 from matches.play.seating import OPEN_STATUSES
 from matches.play.store import locked_match, save_change
@@ -34,7 +34,8 @@ OUTAGE_VOID_AFTER_MS = 180_000
 
 # After an outage the players' sockets come back one by one (the proxy's next
 # health check, each page's reconnection delay): the seat whose decision the
-# outage cut is given back the time until it is back too, up to this long.
+# outage cut is given back the time until it is back too, up to
+# settings.OUTAGE_REJOIN_MS (+ OUTAGE_REJOIN_PER_MATCH_MS per open match).
 # Until then (or its return) its clock cannot run out.
 
 
@@ -51,8 +52,13 @@ def credit_outage(start_ms: int, end_ms: int) -> list[int]:
         Match.objects.filter(status__in=OPEN_STATUSES).order_by("pk").values_list("pk", flat=True)
     )
     changed = []
+    # However long the wave takes (a loaded machine brought the last of 100 matches'
+    # sockets back 20 s after the restart): a seat that is back ends its hold at once,
+    # so only a player who never comes back makes the opponent wait this long.
+    rejoin_ms = conf.outage_rejoin_ms() + len(ids) * conf.outage_rejoin_per_match_ms()
+    rejoin_ms = min(rejoin_ms, OUTAGE_VOID_AFTER_MS)
     for pk in ids:
-        if _credit_one(pk, start_ms, end_ms):
+        if _credit_one(pk, start_ms, end_ms, rejoin_ms):
             changed.append(pk)
     if changed:
         log.warning(
@@ -65,7 +71,7 @@ def credit_outage(start_ms: int, end_ms: int) -> list[int]:
     return changed
 
 
-def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
+def _credit_one(match_id: int, start_ms: int, end_ms: int, rejoin_ms: int | None = None) -> bool:
     with transaction.atomic():
         m = locked_match(match_id)
         if m is None or m.is_over:
@@ -89,10 +95,13 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int) -> bool:
             return False
         credit = LastCredit(ms=event["ms"], seat=event["player"], to=end_ms)
         if credit.seat is not None and credit.seat != m.computer_seat:
-            # A person's socket must come back too (settings.OUTAGE_REJOIN_MS).
+            # A person's socket must come back too (settings.OUTAGE_REJOIN_MS): every
+            # person's seat is away until its socket is back.
             assert state is not None
+            people = tuple(s for s in (0, 1) if s != m.computer_seat)
+            window = conf.outage_rejoin_ms() if rejoin_ms is None else rejoin_ms
             credit = replace(
-                credit, start=state.decision_start, rejoin_until=end_ms + conf.outage_rejoin_ms()
+                credit, start=state.decision_start, rejoin_until=end_ms + window, away=people
             )
         credit.save_to(m)
         save_change(m, state, [event], before=before, now=end_ms)
@@ -111,14 +120,17 @@ def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
         if m is None or credit is None or m.is_over or m.status != Match.Status.LIVE:
             return False
         state = engine.from_dict(m.state) if m.state is not None else None
-        if state is None or rejoin_until(m, state) is None:
-            return False
-        if credit.seat not in m.seats_of(getattr(user, "pk", None)):
+        mine = m.seats_of(getattr(user, "pk", None))
+        if state is None or rejoin_until(m, state) is None or state.to_act not in mine:
+            if state is not None and set(mine) & set(credit.away):
+                seats_back(m, mine)  # back, though not to act: its next decision is not held
+                m.save(update_fields=["last_credit"])
             return False
         t = timing.now_ms() if now is None else now
         events: list[dict[str, Any]] = []
         before = state
         state = credit_rejoin(m, state, t, events)
+        seats_back(m, mine)  # a same-device player is back for both seats
         if not events:
             m.save(update_fields=["last_credit"])
             return False

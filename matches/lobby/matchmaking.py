@@ -355,4 +355,9 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
 
 def sweep(now: datetime | None = None) -> list[Match]:
     """The periodic pass (every 2 s): presence timeouts, busy players, and pairing."""
+    from matches.play import admission
+
+    if admission.tier_saturated():
+        admission.refuse("queue_pairing", "saturated")  # they wait in the queue meanwhile
+        return []
     return pair_waiting(now)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 import secrets
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
@@ -155,6 +156,7 @@ def _live_op(
     held = rejoin_until(m, state)
     if held is not None and state.to_act in seats:
         state = credit_rejoin(m, state, now, events)  # its frame proves it is back
+        seats_back(m, seats)  # a same-device player is back for both seats
         held = None
     # While the seat to act has not come back from our outage its clock cannot
     # run out (the opponent's flag waits for it).
@@ -293,9 +295,15 @@ def credit_rejoin(
     credit = LastCredit.of(m)
     if until is None or credit is None:
         return state
-    back = credit.to
+    back, seat = credit.to, state.to_act
+    cut = seat == credit.seat and state.decision_start == credit.start
     state, ms = engine.credit(state, back, min(now, until))
-    LastCredit(ms=credit.ms + ms, seat=credit.seat, to=back).save_to(m)  # the hold is over
+    away = tuple(s for s in credit.away if s != seat)
+    given = LastCredit(ms=credit.ms + (ms if cut else 0), seat=credit.seat, to=back)
+    if away:  # the other seat is not back yet: its decisions stay held
+        start = None if cut else credit.start
+        given = replace(given, start=start, rejoin_until=until, away=away)
+    given.save_to(m)  # else the hold is over
     if ms:
         events.append(
             {
@@ -303,9 +311,21 @@ def credit_rejoin(
                 "from": back,
                 "to": back + ms,
                 "ms": ms,
-                "player": credit.seat,
+                "player": seat,
                 "rejoin": True,
                 "t": now,
             }
         )
     return state
+
+
+def seats_back(m: Match, seats: Sequence[int]) -> None:
+    """``seats`` are back after our outage: no decision of theirs is held any more."""
+    credit = LastCredit.of(m)
+    if credit is None or not credit.away:
+        return
+    away = tuple(s for s in credit.away if s not in seats)
+    if away:
+        replace(credit, away=away).save_to(m)
+    else:  # everyone is back (the cut seat was away too): nothing is held
+        LastCredit(ms=credit.ms, seat=credit.seat, to=credit.to).save_to(m)

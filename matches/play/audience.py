@@ -54,12 +54,26 @@ def view_for(
     change); without, the recent events (a full view, on connect).
     """
     seat = _seat_for(m, state, audience)
+    view = _seat_view(state, seat, now, since_seq)
+    view["match"] = match_block(m, audience, seat, now)
+    return view
+
+
+def _seat_view(
+    state: engine.MatchState | None, seat: int | None, now: int, since_seq: int | None
+) -> dict[str, Any]:
+    """The engine's part of a view: built from the state alone, no row needed."""
     if state is None:
         view: dict[str, Any] = {"seat": seat, "phase": None, "events": []}
     else:
         view = engine.view_for(state, seat, now, since_seq=since_seq)
     view["events_after"] = since_seq
-    view["match"] = {
+    return view
+
+
+def match_block(m: Match, audience: str, seat: int | None, now: int) -> dict[str, Any]:
+    """The view's ``match`` block: what the row says, for ``audience``."""
+    return {
         "id": m.pk,
         "kind": m.kind,
         "status": m.status,
@@ -81,7 +95,6 @@ def view_for(
         "credit": m.last_credit,
         "rating_delta": m.rating_delta,
     }
-    return view
 
 
 def state_frame(view: dict[str, Any]) -> str:
@@ -155,14 +168,32 @@ class Change:
         self.match_id = m.pk
         self.version = m.version
         self.audiences = audiences(m)
-        # Made here, on the database thread: a view of a match that is over reads
-        # its rematch offer.
-        self._views = {a: view_for(m, state, a, now, since_seq=since_seq) for a in self.audiences}
+        # The row's part now, under its lock (a view of a match that is over reads its
+        # rematch offer); the engine's part, the costly one, from the state alone when
+        # first asked for — after the commit, outside the row lock (issue 14).
+        self._parts: dict[str, tuple[int | None, dict[str, Any]]] = {}
+        for a in self.audiences:
+            seat = _seat_for(m, state, a)
+            self._parts[a] = (seat, match_block(m, a, seat, now))
+        self._state, self._now, self._since = state, now, since_seq
+        self._views: dict[str, dict[str, Any]] = {}
         self._frames: dict[str, str] = {}
+
+    def built(self) -> Change:
+        """Every audience's view built (after the commit: see ``save_change``)."""
+        for a in self.audiences:
+            self.view(a)
+        return self
 
     def view(self, audience: str) -> dict[str, Any]:
         """``audience``'s view; shared by whoever asks: do not mutate it."""
-        return self._views[audience]
+        view = self._views.get(audience)
+        if view is None:
+            seat, block = self._parts[audience]
+            view = _seat_view(self._state, seat, self._now, self._since)
+            view["match"] = block
+            self._views[audience] = view
+        return view
 
     def frame(self, audience: str) -> str:
         if audience not in self._frames:

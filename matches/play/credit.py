@@ -3,8 +3,10 @@
 Stored (and shown in the view's ``match.credit``, docs/protocol.md) as JSON:
 ``{"ms", "seat", "to"}``, and while the seat whose decision the outage cut has
 not come back yet, ``"start"`` (that decision's start) and ``"rejoin_until"``
-as well. Written by ``matches.clock.outage`` and, when the seat is back, by
-``matches.play.act``; read by ``matches.play.timing`` (the rejoin hold).
+as well, and ``"away"``: the people's seats whose sockets are not back yet.
+Written by ``matches.clock.outage`` (and ``matches.clock.presence``) and, when
+the seat is back, by ``matches.play.act``; read by ``matches.play.timing`` (the
+rejoin hold).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ class LastCredit:
     to: int  # epoch ms: when the server was back
     start: int | None = None  # the cut decision's start: the hold is for that decision only
     rejoin_until: int | None = None  # until when the cut seat may still come back for it
+    # The people's seats not back yet: a decision of theirs started meanwhile (the
+    # opponent came back first and moved) is held the same way until they are.
+    away: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, m: Match) -> LastCredit | None:
@@ -35,13 +40,18 @@ class LastCredit:
             to=int(raw["to"]),
             start=raw.get("start"),
             rejoin_until=None if held is None else int(held),
+            away=tuple(int(x) for x in raw.get("away") or ()),
         )
 
     def stored(self) -> dict[str, Any]:
         """The JSON of the row (the hold's keys only while it lasts)."""
         out: dict[str, Any] = {"ms": self.ms, "seat": self.seat, "to": self.to}
         if self.rejoin_until is not None:
-            out.update(start=self.start, rejoin_until=self.rejoin_until)
+            out["rejoin_until"] = self.rejoin_until
+            if self.start is not None:  # none once the cut decision's seat is back
+                out["start"] = self.start
+        if self.away:
+            out["away"] = list(self.away)
         return out
 
     def save_to(self, m: Match) -> None:

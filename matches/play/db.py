@@ -24,25 +24,26 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import connections
 
 from matches import conf
+from matches.play.dbpool import PriorityExecutor
 
 T = TypeVar("T")
 
-_executor: ThreadPoolExecutor | None = None
+_executor: PriorityExecutor | None = None
 _lock = threading.Lock()
 
 
-def executor() -> ThreadPoolExecutor:
+def executor() -> PriorityExecutor:
     global _executor
     with _lock:
         if _executor is None:
-            _executor = ThreadPoolExecutor(
+            # A live match's frames first (matches/play/dbpool.py).
+            _executor = PriorityExecutor(
                 max_workers=conf.match_db_threads(),
                 thread_name_prefix="match-db",
             )

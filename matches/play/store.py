@@ -99,7 +99,9 @@ def save_change(
     record_events(m, events)
     since = before.seq if before is not None else None
     change = Change(m, state, timing.now_ms() if now is None else now, since)
-    transaction.on_commit(lambda: publish(change))
+    # The views are built once the row lock is released, still on this thread (not
+    # on the event loop, where the push goes): then the change is published.
+    transaction.on_commit(lambda: publish(change.built()))
     return change
 
 

@@ -74,7 +74,10 @@ def rejoin_until(m: Match, state: engine.MatchState | None) -> int | None:
     credit = LastCredit.of(m)
     if credit is None or credit.rejoin_until is None or state is None:
         return None
-    if state.to_act != credit.seat or state.decision_start != credit.start:
+    cut = state.to_act == credit.seat and state.decision_start == credit.start
+    # A decision that started while its seat was not back yet (the opponent came back
+    # first and moved): held the same way, until that seat is back too.
+    if not cut and state.to_act not in credit.away:
         return None
     return credit.rejoin_until
 

@@ -35,8 +35,9 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from matches import signals
+from matches.clock import metrics
 from matches.lobby import matchmaking as queue
-from matches.play import db
+from matches.play import admission, db, dbpool
 from matches.realtime import broadcast, periodic
 from matches.realtime.base import LayerSafe, language_of, parse_json, refuse
 from matches.realtime.socket_auth import (
@@ -68,7 +69,11 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         if not origin_allowed(self.scope):
             await refuse(self, CLOSE_FORBIDDEN)
             return
-        self.user = await db.run(scope_user, self.scope)
+        if not admission.admit("lobby_socket"):
+            await refuse(self, CLOSE_TRY_LATER)  # saturated: the page retries with jitter
+            return
+        with dbpool.lane(dbpool.BACKGROUND):  # after match sockets' work
+            self.user = await db.run(scope_user, self.scope)
         if self.user is None:
             await refuse(self, CLOSE_UNAUTHENTICATED)
             return
@@ -82,11 +87,13 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             return
         await self.accept()
         self.accepted = True
+        metrics.track_socket(self, "lobby")
         await self._send_status(touch=True)
         await self._seen("connect")
         self._presence = asyncio.ensure_future(self._keep_presence())
 
     async def disconnect(self, code: int) -> None:
+        metrics.untrack_socket(self)
         if self._presence is not None:
             self._presence.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -30,15 +30,17 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 import engine
+from matches.clock import metrics, presence
 from matches.clock.outage import rejoin
-from matches.play import db, timing
+from matches.play import admission, db, dbpool, timing
 from matches.play.act import Outcome, act
 from matches.play.audience import audience_of, state_frame, view_for
 from matches.play.errors import ServiceError
 from matches.play.frames import REMATCH_OPS
 from matches.play.store import current_view
-from matches.realtime import broadcast, periodic
+from matches.realtime import broadcast, periodic, protocol_v2
 from matches.realtime.base import LayerSafe, frame_too_large, language_of, parse_json, refuse
+from matches.realtime.protocol_v2 import DeltaEncoder
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -61,6 +63,8 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     user: Any
     # What this socket was last sent: the version, and (HTML) each fragment and the record.
     sent_version: int = -1
+    delta: DeltaEncoder | None = None  # a version-2 socket's encoder
+    _stamped_at: int | None = None
     sent_fragments: dict[str, str]
     events: list[dict[str, Any]]
 
@@ -71,7 +75,8 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await refuse(self, CLOSE_FORBIDDEN)
             return
         self.match_id = int(self.scope["url_route"]["kwargs"]["match_id"])
-        found = await db.run(_open, self.scope, self.match_id)
+        with dbpool.lane(dbpool.HANDSHAKE):  # a live match's frames go first
+            found = await db.run(_open, self.scope, self.match_id)
         if found is None:
             await refuse(self, CLOSE_UNAUTHENTICATED)
             return
@@ -79,9 +84,14 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         if audience is None:
             await refuse(self, CLOSE_FORBIDDEN)
             return
+        if audience == "watch" and not admission.admit("watch_socket"):
+            await refuse(self, CLOSE_TRY_LATER)  # a seat's socket is never refused
+            return
         self.audience = audience
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.html = query.get("format", ["json"])[0] == "html"
+        # JSON version 2: state frames as deltas (matches/realtime/protocol_v2.py); 1 by default.
+        self.delta = None if self.html or not protocol_v2.wants_v2(query) else DeltaEncoder()
         self.language = language_of(self.scope)
         self.sent_fragments = {}
         self.events = []
@@ -102,14 +112,24 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         # was joined reached neither: ask whether the match moved on meanwhile
         # (one small read; after a web process dies every socket reconnects while
         # play goes on, and a seat left on an old view waits with its clock running).
-        if await db.run(_version, self.match_id) != view["match"]["version"]:
+        # This process holds the seat's socket now (matches/clock/presence.py: if it dies, the
+        # seat's way back through another process is given back to it).
+        seats = presence.seats_of_audience(audience)
+        if await db.run(_version, self.match_id, seats) != view["match"]["version"]:
             view = await db.run(_current, self.match_id, self.user, self.audience) or view
         await self.accept()
         self.accepted = True
+        metrics.track_socket(self, "watch" if audience == "watch" else "match")
         # A (re)connection gets the whole current view.
         await self._send_view(view)
 
     async def disconnect(self, code: int) -> None:
+        metrics.untrack_socket(self)
+        if self.accepted and hasattr(self, "audience"):
+            with contextlib.suppress(Exception):
+                await db.run(
+                    presence.gone, self.match_id, presence.seats_of_audience(self.audience)
+                )
         if hasattr(self, "audience"):
             # If the layer is gone, its group entries expire by themselves.
             with contextlib.suppress(Exception):
@@ -117,8 +137,15 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
                     broadcast.group_name(self.match_id, self.audience), self.channel_name
                 )
 
+    async def websocket_receive(self, message: dict[str, Any]) -> None:
+        # Stamped where the transport read it (matches/clock/receipt.py), if it was.
+        self._stamped_at = message.get("received_at")
+        await super().websocket_receive(message)
+
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        received_at = timing.now_ms()  # the rules time every action on receipt
+        # The rules time every action on receipt: as the transport read it, else now.
+        stamped, self._stamped_at = self._stamped_at, None
+        received_at = stamped if isinstance(stamped, int) else timing.now_ms()
         if text_data is None:
             await self._send_error("bad_request", self._t("Frames are JSON text."))
             return
@@ -150,6 +177,8 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             if e.code in ("stale", "match_over", "not_started"):
                 await self._send_current()
             return
+        if outcome.change is not None:
+            metrics.observe_move((timing.now_ms() - received_at) / 1000)
         if outcome.error is not None:
             e = outcome.error
             await self._send_error(e.code, e.message, version=outcome.match.version)
@@ -170,6 +199,10 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             return  # a full view of a newer version went out already
         if not self.html:
             self.sent_version = event["version"]
+            if self.delta is not None:
+                view = event.get("view") or json.loads(event["text"])["view"]
+                await self.send(text_data=self.delta.frame(view))
+                return
             await self.send(text_data=event["text"])
             return
         # One process hands the view itself over (shared: copied before it is changed).
@@ -187,13 +220,22 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             return
         self.sent_version = version
         if not self.html:
+            if self.delta is not None:  # a whole view (connect, sync): whole in version 2 too
+                await self.send(text_data=self.delta.frame(view, whole=True))
+                return
             await self.send(text_data=state_frame(view))
             return
         view["events"] = self._merge_events(view)
+        from matches.ui import audience_render
         from matches.ui.fragments import render_changed
 
         with translation.override(self.language):
-            html = render_changed(view, self.sent_fragments)
+            if self.audience == "watch":  # the same page for every spectator: rendered once
+                html = audience_render.changed(
+                    self.match_id, view, self.language, self.sent_fragments
+                )
+            else:
+                html = render_changed(view, self.sent_fragments)
         if html:
             await self.send(text_data=html)
 
@@ -240,9 +282,11 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[s
     return user, audience_of(m, user.pk), view
 
 
-def _version(match_id: int) -> int | None:
+def _version(match_id: int, seats: list[int] | None = None) -> int | None:
     from matches.models import Match
 
+    if seats:
+        presence.here(match_id, seats, timing.now_ms())
     return Match.objects.filter(pk=match_id).values_list("version", flat=True).first()
 
 

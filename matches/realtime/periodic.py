@@ -93,9 +93,15 @@ async def stop() -> None:
 
 
 async def _tick() -> None:
+    from matches.play import admission
+
+    loop = asyncio.get_running_loop()
     while True:
-        liveness.loop_tick_ms = liveness._now_ms()
+        liveness.note_tick(liveness._now_ms())
+        before = loop.time()
         await asyncio.sleep(TICK_S)
+        # How late the loop came back: every frame of the process waited as long.
+        admission.note_loop_lag((loop.time() - before - TICK_S) * 1000)
 
 
 async def _sweep() -> None:

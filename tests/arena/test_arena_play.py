@@ -39,6 +39,20 @@ def test_waiting_players_are_paired_into_real_matches(arena: Arena) -> None:
     assert services.pair_arena(arena.pk).paired == []
 
 
+def test_a_saturated_tier_pairs_nobody_until_it_has_room(arena: Arena, monkeypatch: Any) -> None:
+    from matches.play import admission
+
+    a, b = players(2)
+    join_all(arena, [a, b])
+    refused = admission.refusals["arena_pairing"]
+    monkeypatch.setattr(admission, "tier_saturated", lambda: True)
+    assert services.pairing_pass() == {}  # new matches wait at the door, like the queue's
+    assert not Match.objects.exists() and current(arena, a) is None
+    assert admission.refusals["arena_pairing"] == refused + 1
+    monkeypatch.setattr(admission, "tier_saturated", lambda: False)
+    assert len(services.pairing_pass()[arena.pk].paired) == 1
+
+
 def test_a_win_counts_two_points_and_streaks_count_double(arena: Arena, tables: Tables) -> None:
     star, *others = players(4)
     join_all(arena, [star, *others])

@@ -18,6 +18,7 @@ from loadtest.bots import choose
 from loadtest.view import Fragments, Seen, read_json, read_page, toast_code
 from matches.play import timing
 from matches.play.act import act
+from matches.play.audience import state_frame
 from matches.play.store import current_view
 from matches.ui.fragments import render_changed, render_error
 from tests.support import Tables
@@ -118,3 +119,41 @@ def test_an_error_toast_gives_its_code() -> None:
     page = Fragments()
     assert page.merge(render_error("stale", "もう一度")) == {"sb-toast"}
     assert toast_code(page) == "stale"
+
+
+def test_a_version_2_bot_sees_from_its_deltas_what_a_version_1_bot_sees(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    from loadtest.view import Delta
+    from matches.realtime.protocol_v2 import DeltaEncoder
+
+    settings.DEAL_SEED = 3
+    tables = Tables()
+    m = tables.casual(alice, bob)
+    rng = random.Random(5)
+    encoders = {u.pk: DeltaEncoder() for u in (alice, bob)}
+    deltas = {u.pk: Delta() for u in (alice, bob)}
+    for user in (alice, bob):  # the whole view on connect
+        _, view = current_view(m.pk, user)
+        v2 = encoders[user.pk].frame(view, whole=True)
+        assert read_json(v2, deltas[user.pk]) == read_json(state_frame(view))
+    deltas_seen = 0
+    for _ in range(80):
+        acted = None
+        for user in (alice, bob):
+            _, view = current_view(m.pk, user)
+            seen = as_json(view)
+            frame = {"op": "start"} if seen.can_start else choose(seen, rng)
+            if frame is not None:
+                frame["version"] = seen.version
+                acted = act(m.pk, user, frame, timing.now_ms())
+                break
+        assert acted is not None and acted.change is not None
+        for audience, user in (("seat0", alice), ("seat1", bob)):
+            pushed = acted.change.view(audience)
+            v2 = encoders[user.pk].frame(pushed)
+            deltas_seen += '"layout_delta"' in v2
+            assert read_json(v2, deltas[user.pk]) == read_json(acted.change.frame(audience))
+    assert deltas_seen > 50
+    with pytest.raises(ValueError):
+        Delta().whole({"type": "state", "view": {"layout_delta": {"keep": 0, "add": []}}})

@@ -1,0 +1,117 @@
+"""Goals that survive the machine: the server's cost in units of this machine's own speed.
+
+Absolute figures moved 2–3× between machines of the same kind (issue 14), so
+``make bench-load`` measures two yardsticks in the same run and states the
+goals against them:
+
+- **the engine**: µs of CPU per applied action, the measure of ``make bench``
+  (``engine.bench``: recorded random matches replayed, the best of a few runs).
+  A move's server CPU divided by it is the move's cost **in engine actions**;
+- **the echo relay** (the ``echo`` probe): one ``group_send`` from one client to
+  another through the server. An idle match's move is compared with it.
+
+Goals (issue 14): CPU per move ≤ :data:`MAX_ACTIONS_PER_MOVE` engine actions;
+an idle move ≤ :data:`MAX_ECHO_RATIO` × the echo relay; and past saturation,
+at 2.5× the load that fills the cores, moves/s ≥ 90 % of the peak with p99 ≤ 1 s
+and no socket of an admitted match dropped.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+from typing import Any
+
+MAX_ACTIONS_PER_MOVE = 150
+MAX_ECHO_RATIO = 3.0
+PAST_SATURATION = 2.5  # × the load that fills the cores
+MIN_SHARE_OF_PEAK = 0.9
+MAX_P99_MS = 1000.0
+FILLED = 0.9  # the cores count as filled at this share of all of them
+
+
+def engine_us_per_action(seed: int = 2024, matches: int = 40, repeats: int = 3) -> float:
+    """CPU µs per applied action of the rules engine on this machine, now (``make bench``)."""
+    from engine import bench
+
+    rng = random.Random(seed)
+    recorded = [bench.random_match(rng, record=True) for _ in range(matches)]
+    n = sum(1 for r in recorded for kind, _, _ in r.steps if kind == "apply")
+
+    def replay_all() -> None:
+        for r in recorded:
+            bench.replay(r)
+
+    gc.collect()
+    gc.freeze()
+    try:
+        _, cpu = bench.best_of(repeats, lambda: bench.measure(n, replay_all))
+    finally:
+        gc.unfreeze()
+    return cpu * 1e6
+
+
+def _level(row: dict[str, Any]) -> int | None:
+    label = str(row.get("level", ""))
+    head = label.split(" ")[0]
+    return int(head) if label.endswith(" matches") and head.isdigit() else None
+
+
+def evaluate(result: dict[str, Any], us_per_action: float | None) -> list[str]:
+    """The goals' lines for one set-up's result."""
+    lines = []
+    rows = [r for r in result.get("rows") or [] if "moves_per_s" in r and _level(r)]
+    if us_per_action:
+        lines.append(
+            f"engine (make bench's measure): {us_per_action:.1f} µs of CPU per applied action"
+        )
+        for r in rows:
+            ms = r.get("server_cpu_ms_per_move")
+            if ms:
+                actions = ms * 1000 / us_per_action
+                ok = "met" if actions <= MAX_ACTIONS_PER_MOVE else "**missed**"
+                lines.append(
+                    f"{r['level']}: server CPU per move {ms:.2f} ms = {actions:.0f} engine "
+                    f"actions (goal ≤ {MAX_ACTIONS_PER_MOVE}) — {ok}"
+                )
+    probes = result.get("probes") or {}
+    echo, idle = (probes.get("echo") or {}).get("p50"), (probes.get("idle_move") or {}).get("p50")
+    if echo and idle:
+        ratio = idle / echo
+        ok = "met" if ratio <= MAX_ECHO_RATIO else "**missed**"
+        lines.append(
+            f"idle move {idle:.2f} ms ÷ echo relay {echo:.2f} ms = {ratio:.1f}× "
+            f"(goal ≤ {MAX_ECHO_RATIO:.0f}×) — {ok}"
+        )
+    lines.extend(_past_saturation(rows))
+    return lines
+
+
+def _past_saturation(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    cores = (os.cpu_count() or 1) * 100
+    full = next((r for r in rows if r.get("machine_cpu_pct", 0) >= FILLED * cores), None)
+    peak = max(rows, key=lambda r: r["moves_per_s"])
+    if full is None:
+        return [
+            f"past saturation: no level filled the cores (≥ {FILLED * cores:.0f} % of the "
+            f"machine); add higher --levels"
+        ]
+    want = PAST_SATURATION * (_level(full) or 0)
+    beyond = next((r for r in rows if (_level(r) or 0) >= want), None)
+    head = f"the cores filled at {full['level']}; peak {peak['moves_per_s']} moves/s"
+    if beyond is None:
+        return [
+            f"past saturation: {head}; {want:.0f} matches not measured (add --levels {want:.0f})"
+        ]
+    share = beyond["moves_per_s"] / peak["moves_per_s"] if peak["moves_per_s"] else 0.0
+    p99 = (beyond.get("latency_ms") or {}).get("p99")
+    dropped = beyond.get("dropped_sockets", 0)
+    ok = share >= MIN_SHARE_OF_PEAK and p99 is not None and p99 <= MAX_P99_MS and dropped == 0
+    return [
+        f"past saturation: {head}; at {beyond['level']} {beyond['moves_per_s']} moves/s = "
+        f"{share:.0%} of peak, p99 {p99} ms, {dropped} dropped (goal ≥ 90 %, ≤ 1 s, 0) — "
+        + ("met" if ok else "**missed**")
+    ]

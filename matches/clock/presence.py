@@ -1,0 +1,158 @@
+"""Which web process holds each seat's socket, so that a killed process's seats are not charged.
+
+With two web processes, killing one is no outage of the tier: the other goes
+on receiving frames, and nothing was given back. But the seats whose sockets
+the dead process held could send nothing until they had reconnected through
+the proxy to the other — at 200 matches, a wave that took seconds, charged to
+whoever was to act (issue 14: 510,770 ms in one drill). So on Redis each web
+process keeps a hash of the seats whose sockets it holds
+(``<prefix>:presence:<process>``: ``"<match>:<seat>"`` → when it connected),
+and when a web process finds a peer that stopped beating without retiring
+(killed), it gives each of the peer's seats that was to act the time since the
+peer's last beat — until the seat's socket was back on a live process, or, if
+it is not back yet, until now with the same way back as after an outage of
+the whole tier (``rejoin_until``: its clock cannot run out meanwhile, and the
+time until it is back is given back when it is).
+
+Without Redis (the embedded default) there is one web process, whose death
+is an outage of the whole tier (``matches.clock.liveness``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+
+def _key(process: str) -> str:
+    return f"{getattr(settings, 'LIVENESS_PREFIX', 'sb')}:presence:{process}"
+
+
+def _client() -> Any:
+    from matches.clock.liveness import _redis
+
+    return _redis()
+
+
+def seats_of_audience(audience: str) -> list[int]:
+    if audience.startswith("seat"):
+        return [int(audience[4:])]
+    return [0, 1] if audience == "device" else []
+
+
+def here(match_id: int, seats: list[int], at_ms: int, process: str | None = None) -> None:
+    """This process now holds the socket of ``seats`` of the match (best effort)."""
+    from matches.clock.liveness import process_name
+
+    client = _client()
+    if client is None or not seats:
+        return
+    try:
+        client.hset(
+            _key(process or process_name()), mapping={f"{match_id}:{s}": at_ms for s in seats}
+        )
+    except Exception:
+        log.debug("presence not recorded", exc_info=True)
+
+
+def gone(match_id: int, seats: list[int], process: str | None = None) -> None:
+    """The socket of ``seats`` closed here."""
+    from matches.clock.liveness import process_name
+
+    client = _client()
+    if client is None or not seats:
+        return
+    try:
+        client.hdel(_key(process or process_name()), *[f"{match_id}:{s}" for s in seats])
+    except Exception:
+        log.debug("presence not dropped", exc_info=True)
+
+
+def take(process: str) -> dict[tuple[int, int], int]:
+    """The seats a (dead) process held, and forget them."""
+    client = _client()
+    if client is None:
+        return {}
+    key = _key(process)
+    pipe = client.pipeline(transaction=True)
+    pipe.hgetall(key)
+    pipe.delete(key)
+    held, _ = pipe.execute()
+    out = {}
+    for field, at in held.items():
+        m, _, s = field.decode().partition(":")
+        out[(int(m), int(s))] = int(at)
+    return out
+
+
+def back_at(processes: list[str], seats: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """When each seat's socket connected to one of ``processes`` (those not back: absent)."""
+    client = _client()
+    if client is None or not seats or not processes:
+        return {}
+    fields = [f"{m}:{s}" for m, s in seats]
+    pipe = client.pipeline(transaction=False)
+    for p in processes:
+        pipe.hmget(_key(p), fields)
+    found: dict[tuple[int, int], int] = {}
+    for values in pipe.execute():
+        for seat, at in zip(seats, values, strict=True):
+            if at is not None:
+                found[seat] = min(found.get(seat, int(at)), int(at))
+    return found
+
+
+def credit_dead(dead: str, last_beat_ms: int, now_ms: int, alive: list[str]) -> list[int]:
+    """Peer ``dead`` stopped beating at ``last_beat_ms``: its seats are given their time back.
+
+    Called by a live process's beat, under the web rows' locks (so once per death).
+    """
+    held = take(dead)
+    if not held:
+        return []
+    back = back_at(alive, list(held))
+    changed = []
+    for (match_id, seat), _at in sorted(held.items()):
+        returned = back.get((match_id, seat))
+        end = returned if returned is not None and returned > last_beat_ms else now_ms
+        if credit_away(match_id, seat, last_beat_ms, end, waiting=returned is None):
+            changed.append(match_id)
+    if changed:
+        log.warning("web process %s died: its seats given back their time in %s", dead, changed)
+    return changed
+
+
+def credit_away(match_id: int, seat: int, start_ms: int, end_ms: int, *, waiting: bool) -> bool:
+    """Give ``seat`` back ``[start_ms, end_ms)`` of its running decision; if it is not back
+    yet (``waiting``), let its clock not run out until it is (``rejoin_until``)."""
+    import engine
+    from matches import conf
+    from matches.models import Match
+    from matches.play.store import locked_match, save_change
+
+    with transaction.atomic():
+        m = locked_match(match_id)
+        if m is None or m.is_over or m.status != Match.Status.LIVE or m.state is None:
+            return False
+        state = engine.from_dict(m.state)
+        if state.to_act != seat or seat == m.computer_seat or engine.deadline(state) is None:
+            return False
+        before = state
+        state, ms = engine.credit(state, start_ms, end_ms)
+        if not ms:
+            return False
+        event = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms, "ms": ms}
+        event.update(player=seat, socket=True)
+        m.last_credit = {"ms": ms, "seat": seat, "to": end_ms}
+        if waiting:
+            window = conf.outage_rejoin_ms()
+            m.last_credit.update(
+                start=state.decision_start, away=[seat], rejoin_until=end_ms + window
+            )
+        save_change(m, state, [event], before=before, now=end_ms)
+        return True

@@ -1,0 +1,80 @@
+"""The door: new work refused with 503 and ``Retry-After`` while saturated.
+
+Saturation is ``matches.play.admission``'s to say.
+
+A middleware, so that a refusal happens before a view writes anything (no
+half-made match) and the views stay as they are. Only ``POST`` to a URL in
+:data:`matches.play.admission.NEW_WORK` is ever refused; everything else, a live
+match's page and its API included, is served whatever the load. ``/api/``
+callers get JSON (``{"code": "overloaded", "message": …, "retry_after": s}``,
+docs/protocol.md); pages get the 503 page (混雑しています).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import Resolver404, resolve
+from django.utils.decorators import sync_and_async_middleware
+from django.utils.translation import gettext as _
+
+from matches.play import admission
+
+
+def _new_work(request: HttpRequest) -> str | None:
+    """The URL name of the new work this request would start, if any."""
+    if request.method != "POST":
+        return None
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return None
+    if match.namespace == "matches" and match.url_name in admission.NEW_WORK:
+        return str(match.url_name)
+    return None
+
+
+def busy_response(request: HttpRequest) -> HttpResponse:
+    retry = admission.retry_after_s()
+    response: HttpResponse
+    if request.path_info.startswith("/api/"):
+        message = _("The server is busy. Please try again in a few seconds.")
+        body = {"code": "overloaded", "message": message, "retry_after": retry}
+        response = JsonResponse(body, status=503)
+    else:
+        response = render(request, "503.html", {"retry_after": retry}, status=503)
+    response["Retry-After"] = str(retry)
+    return response
+
+
+def _refused(request: HttpRequest) -> HttpResponse | None:
+    what = _new_work(request)
+    if what is None or admission.admit(what):
+        return None
+    return busy_response(request)
+
+
+@sync_and_async_middleware
+def refuse_when_saturated(get_response: Any) -> Any:
+    if iscoroutinefunction(get_response):
+
+        async def middleware_async(request: HttpRequest) -> HttpResponse:
+            refused = _refused(request)
+            if refused is not None:
+                return refused
+            response: HttpResponse = await get_response(request)
+            return response
+
+        return middleware_async
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        refused = _refused(request)
+        if refused is not None:
+            return refused
+        response: HttpResponse = get_response(request)
+        return response
+
+    return middleware

@@ -1,0 +1,245 @@
+"""Admission control: a web process that is saturated refuses new work at the door.
+
+Past what two cores carry, taking on more matches made every match slower
+(issue 14: 500 matches fell to a third of the moves of 200, and the matches
+being played were the ones that suffered). So each web process watches its own
+headroom and, while it has none, turns *new* work away with HTTP 503 and
+``Retry-After`` instead of starting something it cannot serve:
+
+- **the event loop's lag**: how late the 50 ms tick (``matches.realtime.periodic``) ran.
+  Every frame of every socket of the process waits behind it;
+- **the database pool's wait**: how long a call waited for a match thread
+  (``matches.play.db``) before it started;
+- **frames queued per socket**: the most client frames a single socket has
+  received that the application has not read yet (``config.serve`` registers
+  Daphne's per-connection queues).
+
+Each is the worst of the last :data:`WINDOW_S` seconds, so one slow moment
+refuses for a short while and a recovered process admits again by itself.
+
+*New work* is what makes a match or a socket that is not yet being played:
+creating an invite, accepting one, a same-device or computer match, joining the
+ranked queue, the queue's pairing pass, a rematch — refused whole, before
+anything is written, so no half-made match exists. Lobby sockets and
+spectators' match sockets are refused with close code 1013 ("try again
+later"; the pages reconnect by themselves with jitter). What is never refused:
+a seat's match socket (a reconnect of a match being played), its frames, and
+every page that does not start something. Frames also go first on the match
+threads (:mod:`matches.play.dbpool`: a move before a handshake's reads).
+
+On Redis each saturated web process says so under a short-lived key, so the
+queue's pairing in the Celery worker holds off too (:func:`tier_saturated`).
+
+Settings (environment variables of the same names): ``ADMISSION`` (on by
+default), ``ADMISSION_LOOP_LAG_MS``, ``ADMISSION_DB_WAIT_MS``,
+``ADMISSION_QUEUED_FRAMES``, ``ADMISSION_RETRY_AFTER_S``.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+WINDOW_S = 2.0  # a signal counts for this long after it was seen
+PUBLISH_TTL_MS = 3_000  # a saturated process's Redis mark expires after this
+
+# The URL names (namespace ``matches``) that start new work: refused when saturated.
+NEW_WORK = frozenset(
+    {
+        "invite_create",
+        "invite_accept",
+        "same_device_create",
+        "computer_create",
+        "api_same_device",
+        "api_computer",
+        "api_invite_create",
+        "api_invite_accept",
+        "queue_join",
+        "rematch",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """The worst of each signal over the last :data:`WINDOW_S` seconds."""
+
+    loop_lag_ms: float
+    db_wait_ms: float
+    frames_queued: int
+
+    def saturated(self) -> str | None:
+        """Which limit is passed (``None``: there is headroom)."""
+        if not enabled():
+            return None
+        if self.loop_lag_ms > limit("ADMISSION_LOOP_LAG_MS", 250):
+            return "loop_lag"
+        if self.db_wait_ms > limit("ADMISSION_DB_WAIT_MS", 250):
+            return "db_wait"
+        if self.frames_queued > limit("ADMISSION_QUEUED_FRAMES", 8):
+            return "frames_queued"
+        return None
+
+
+def enabled() -> bool:
+    return bool(getattr(settings, "ADMISSION", True))
+
+
+def limit(name: str, default: float) -> float:
+    return float(getattr(settings, name, default))
+
+
+def retry_after_s() -> int:
+    return int(getattr(settings, "ADMISSION_RETRY_AFTER_S", 5))
+
+
+class _Window:
+    """The largest value noted in the last :data:`WINDOW_S` seconds (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._samples: collections.deque[tuple[float, float]] = collections.deque()
+        self._lock = threading.Lock()
+
+    def note(self, value: float, now: float | None = None) -> None:
+        t = time.monotonic() if now is None else now
+        with self._lock:
+            # Keep the deque decreasing: a sample below a newer one can never be the max.
+            while self._samples and self._samples[-1][1] <= value:
+                self._samples.pop()
+            self._samples.append((t, value))
+
+    def worst(self, now: float | None = None) -> float:
+        t = time.monotonic() if now is None else now
+        with self._lock:
+            while self._samples and self._samples[0][0] < t - WINDOW_S:
+                self._samples.popleft()
+            return self._samples[0][1] if self._samples else 0.0
+
+    def clear(self) -> None:
+        with self._lock:
+            self._samples.clear()
+
+
+_loop_lag = _Window()
+_db_wait = _Window()
+_queues: weakref.WeakSet[Any] = weakref.WeakSet()
+_listeners: list[Callable[[str, float], None]] = []  # matches.clock.metrics observes
+
+
+def note_loop_lag(ms: float) -> None:
+    """The loop's tick ran ``ms`` late (``matches.realtime.periodic``)."""
+    _loop_lag.note(max(0.0, ms))
+    for f in _listeners:
+        f("loop_lag", ms)
+
+
+def note_db_wait(ms: float) -> None:
+    """A call waited ``ms`` for a match thread (``matches.play.db``)."""
+    _db_wait.note(max(0.0, ms))
+    for f in _listeners:
+        f("db_wait", ms)
+
+
+def watch_queue(queue: Any) -> None:
+    """Count a socket's queue of received frames (anything with ``qsize()``)."""
+    _queues.add(queue)
+
+
+def frames_queued(queues: Iterable[Any] | None = None) -> int:
+    return max((q.qsize() for q in list(_queues if queues is None else queues)), default=0)
+
+
+def headroom() -> Headroom:
+    return Headroom(_loop_lag.worst(), _db_wait.worst(), frames_queued())
+
+
+def saturated() -> str | None:
+    """Why this process takes no new work now, or ``None``."""
+    return headroom().saturated()
+
+
+def reset() -> None:
+    """Forget every signal (tests)."""
+    _loop_lag.clear()
+    _db_wait.clear()
+
+
+# --- refusals ---------------------------------------------------------------------
+
+refusals: collections.Counter[str] = collections.Counter()  # by what was refused
+
+
+def refuse(what: str, reason: str) -> None:
+    refusals[what] += 1
+    log.info("saturated (%s): refused %s", reason, what)
+    for f in _listeners:
+        f("refused:" + what, 1)
+
+
+def admit(what: str) -> bool:
+    """Whether new work ``what`` may start here now; counts a refusal if not."""
+    reason = saturated()
+    if reason is None:
+        return True
+    refuse(what, reason)
+    return False
+
+
+# --- across processes (Redis): the queue's pairing in the worker -------------------
+
+
+def _key() -> str:
+    return f"{getattr(settings, 'LIVENESS_PREFIX', 'sb')}:admission:saturated"
+
+
+_published: tuple[bool, float] | None = None  # (saturated, when) last said on Redis
+
+
+def publish(name: str) -> None:
+    """Say on Redis whether this web process is saturated (the pulse thread, every pulse:
+    on a change at once, else once a second)."""
+    global _published
+    from matches.play.sync_redis import client as _redis
+    from matches.play.timing import now_ms as _now_ms
+
+    client = _redis()
+    if client is None:
+        return
+    busy, t = saturated() is not None, time.monotonic()
+    if _published is not None and _published[0] == busy and t - _published[1] < 1.0:
+        return
+    _published = (busy, t)
+    now = _now_ms()
+    pipe = client.pipeline(transaction=False)
+    if busy:
+        pipe.zadd(_key(), {name: now + PUBLISH_TTL_MS})
+    else:
+        pipe.zrem(_key(), name)
+    pipe.zremrangebyscore(_key(), "-inf", now)
+    pipe.execute()
+
+
+def tier_saturated() -> bool:
+    """Whether this process, or (on Redis) any web process, is saturated now."""
+    if saturated() is not None:
+        return True
+    from matches.play.sync_redis import client as _redis
+    from matches.play.timing import now_ms as _now_ms
+
+    client = _redis()
+    if client is None or not enabled():
+        return False
+    try:
+        return bool(client.zcount(_key(), _now_ms(), "+inf"))
+    except Exception:
+        return False  # Redis down: the pairing's own writes will tell

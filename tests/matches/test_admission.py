@@ -1,0 +1,219 @@
+"""Admission control: a saturated web process refuses new work and keeps serving live matches.
+
+Saturation is made deterministic: the test notes a loop lag past the limit
+(as ``matches.realtime.periodic``'s tick does when the loop falls behind), so the
+process is saturated for :data:`matches.play.admission.WINDOW_S` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import Client
+from matchplay import frame_for, new_casual
+from wsclient import close_code, db_state, open_socket
+
+import engine
+from matches.lobby import matchmaking as queue
+from matches.models import Invite, Match, QueueEntry
+from matches.play import admission, dbpool
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def fresh_signals(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # A slow moment counts for 2 s; a loaded test machine may take longer than that
+    # between the saturation and the requests it must refuse.
+    monkeypatch.setattr(admission, "WINDOW_S", 600.0)
+    settings.ADMISSION = True
+    settings.ADMISSION_LOOP_LAG_MS = 250
+    admission.reset()
+    yield
+    admission.reset()
+
+
+def saturate() -> None:
+    admission.note_loop_lag(5_000)  # the loop came back five seconds late
+    assert admission.saturated() == "loop_lag"
+
+
+def _client(user: Any) -> Client:
+    c = Client()
+    c.force_login(user)
+    return c
+
+
+def _new_work_answers(user: Any) -> dict[str, Any]:
+    """Every way to start something, tried once: what each answered, and what exists after."""
+    c = _client(user)
+    api = c.post("/api/invites/", content_type="application/json")
+    computer = c.post("/api/matches/computer/", {"level": 1}, content_type="application/json")
+    page = c.post("/matches/same-device/", {"guest_name": "Guest"}, HTTP_ACCEPT_LANGUAGE="ja")
+    join = c.post("/queue/join/")
+    return {
+        "api": api,
+        "computer": computer,
+        "page": page,
+        "join": join,
+        "invites": Invite.objects.count(),
+        "matches": Match.objects.count(),
+        "queued": QueueEntry.objects.count(),
+    }
+
+
+async def test_a_saturated_process_refuses_a_new_match_with_503_and_still_serves_a_live_one(
+    alice: Any, bob: Any, carol: Any, outsider: Any, settings: Any
+) -> None:
+    settings.DEAL_SEED = 4
+    match = await database_sync_to_async(new_casual)(alice, bob)
+    a = await open_socket(match.pk, alice)
+    b = await open_socket(match.pk, bob)
+    try:
+        await a.send({"op": "start", "version": 0})
+        await b.state_at(1)
+        await b.send({"op": "start", "version": 1})
+        await a.state_at(2)
+        await b.state_at(2)
+        before = await database_sync_to_async(
+            lambda: (Invite.objects.count(), Match.objects.count())
+        )()
+
+        saturate()
+        got = await database_sync_to_async(_new_work_answers)(carol)
+        for key in ("api", "computer", "page", "join"):
+            assert got[key].status_code == 503, key
+            assert got[key]["Retry-After"] == "5", key
+        body = json.loads(got["api"].content)
+        assert body["code"] == "overloaded" and body["retry_after"] == 5 and body["message"]
+        assert json.loads(got["computer"].content)["code"] == "overloaded"
+        assert "混雑しています" in got["page"].content.decode()
+        # Nothing was half-made: no invite, no match, nobody in the queue.
+        assert (got["invites"], got["matches"], got["queued"]) == (*before, 0)
+        assert admission.refusals["api_invite_create"] >= 1
+
+        # The live match goes on: a move reaches both seats, and a seat reconnects.
+        _, raw = await database_sync_to_async(db_state)(match.pk)
+        action = engine.legal_actions(engine.from_dict(raw))[0]
+        await (a if action.player == 0 else b).send(frame_for(action, 2))
+        assert (await a.state_at(3))["version"] == 3
+        assert (await b.state_at(3))["version"] == 3
+        await b.comm.disconnect()
+        b = await open_socket(match.pk, bob)
+        assert b.frames[0]["version"] == 3
+        # A newcomer's socket (a spectator) is asked to come back later: 1013.
+        saturate()
+        assert await close_code(match.pk, outsider) == 1013
+    finally:
+        await a.comm.disconnect()
+        await b.comm.disconnect()
+
+
+def test_with_headroom_again_the_same_requests_start_matches(carol: Any) -> None:
+    saturate()
+    assert _client(carol).post("/api/invites/").status_code == 503
+    admission.reset()  # the window passed without a slow moment
+    r = _client(carol).post("/api/invites/")
+    assert r.status_code == 200 and Invite.objects.filter(creator=carol).count() == 1
+
+
+def test_pages_that_start_nothing_are_served_while_saturated(alice: Any, bob: Any) -> None:
+    m = new_casual(alice, bob)
+    saturate()
+    c = _client(alice)
+    assert c.get(f"/matches/{m.pk}/").status_code == 200
+    assert c.get(f"/api/matches/{m.pk}/state/").status_code == 200
+    assert c.get("/").status_code in (200, 302)
+
+
+def test_a_slow_moment_refuses_only_for_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(admission, "WINDOW_S", 2.0)
+    w = admission._Window()
+    w.note(900, now=100.0)
+    w.note(30, now=101.0)
+    assert w.worst(now=101.5) == 900
+    assert w.worst(now=102.5) == 30  # the 900 is over two seconds old
+    assert w.worst(now=104.0) == 0
+
+
+def test_each_limit_is_its_own_reason(settings: Any) -> None:
+    settings.ADMISSION_DB_WAIT_MS = 100
+    settings.ADMISSION_QUEUED_FRAMES = 4
+    assert admission.Headroom(0, 0, 0).saturated() is None
+    assert admission.Headroom(251, 0, 0).saturated() == "loop_lag"
+    assert admission.Headroom(0, 101, 0).saturated() == "db_wait"
+    assert admission.Headroom(0, 0, 5).saturated() == "frames_queued"
+    settings.ADMISSION = False  # switched off: never refuses
+    assert admission.Headroom(9_999, 9_999, 99).saturated() is None
+
+
+def test_the_queue_does_not_pair_while_saturated(alice: Any, bob: Any) -> None:
+    queue.join(alice, pair=False)
+    queue.join(bob, pair=False)
+    saturate()
+    assert queue.sweep() == []
+    assert QueueEntry.objects.count() == 2 and not Match.objects.exists()  # still waiting
+    admission.reset()
+    made = queue.sweep()
+    assert len(made) == 1 and {made[0].player0_id, made[0].player1_id} == {alice.pk, bob.pk}
+
+
+def test_a_live_matchs_work_goes_before_waiting_handshakes_on_the_match_threads() -> None:
+    pool = dbpool.PriorityExecutor(1, thread_name_prefix="test-db")
+    gate = threading.Event()
+    order: list[str] = []
+    try:
+        pool.submit(gate.wait)  # the one thread is busy
+        with dbpool.lane(dbpool.BACKGROUND):
+            lobby = pool.submit(order.append, "lobby")
+        with dbpool.lane(dbpool.HANDSHAKE):
+            hs = [pool.submit(order.append, f"handshake{i}") for i in range(3)]
+        move = pool.submit(order.append, "move")
+        gate.set()
+        for f in (lobby, *hs, move):
+            f.result(timeout=5)
+        assert order == ["move", "handshake0", "handshake1", "handshake2", "lobby"]
+    finally:
+        pool.shutdown()
+
+
+def test_frames_queued_is_the_fullest_socket() -> None:
+    class Q:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def qsize(self) -> int:
+            return self.n
+
+    assert admission.frames_queued([Q(0), Q(7), Q(2)]) == 7
+    assert admission.frames_queued([]) == 0
+
+
+def test_on_redis_the_workers_pairing_holds_off_while_any_web_process_is_saturated(
+    settings: Any, require_redis: str
+) -> None:
+    import uuid
+
+    import redis
+
+    settings.REDIS_URL = require_redis
+    settings.LIVENESS_PREFIX = prefix = f"sbtest{uuid.uuid4().hex[:8]}"
+    try:
+        assert not admission.tier_saturated()
+        saturate()
+        admission.publish("web-1")  # web-1's pulse thread says so
+        admission.reset()  # this process (the worker, say) has headroom itself
+        assert admission.saturated() is None and admission.tier_saturated()
+        admission.publish("web-1")  # web-1 recovered: said at once, not a second later
+        assert not admission.tier_saturated()
+    finally:
+        client = redis.Redis.from_url(require_redis)
+        keys = client.keys(f"{prefix}*")
+        if keys:
+            client.delete(*keys)
+        client.close()

@@ -1,0 +1,142 @@
+"""One web process of two killed: the seats whose sockets it held are not charged their way back.
+
+Presence on Redis (matches/clock/presence.py) says which process held which seat's
+socket; the live process that finds its peer silent gives each of the peer's
+seats that was to act the time since the peer's last beat — until its socket
+was back on a live process, or, not back yet, until now and then until it is.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+import engine
+from matches import conf
+from matches.clock import liveness, presence
+from matches.clock.outage import rejoin
+from matches.models import Heartbeat, Match, MatchEvent
+from matches.play import timing
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def on_redis(settings: Any, require_redis: str) -> Iterator[str]:
+    prefix = f"sbtest{uuid.uuid4().hex[:8]}"
+    settings.REDIS_URL = require_redis
+    settings.LIVENESS_PREFIX = prefix
+    yield prefix
+    client = redis.Redis.from_url(require_redis)
+    try:
+        keys = client.keys(f"{prefix}*")
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+def _to_act(m: Match, *users: Any) -> tuple[Any, int, int]:
+    """(the user to act, their seat, the running decision's deadline)."""
+    m.refresh_from_db()
+    s = engine.from_dict(m.state)
+    assert s.to_act is not None
+    user = next(u for u in users if s.to_act in m.seats_of(u.pk))
+    dl = engine.deadline(s)
+    assert dl is not None
+    return user, s.to_act, dl
+
+
+def test_a_seat_to_act_whose_process_died_is_given_its_way_back(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    m = live_ranked(alice, bob)
+    mover, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")  # its socket was on web-a
+    presence.here(m.pk, [1 - seat], t - 500, process="web-b")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    # web-a is killed; web-b beats on and finds it silent 3 s later.
+    assert liveness.beat(t + 1_000, "web-b") == []
+    assert liveness.beat(t + 3_000, "web-b") == [m.pk]
+    _, _, after = _to_act(m, alice, bob)
+    assert after == deadline + 3_000  # the time since web-a's last beat, given back
+    m.refresh_from_db()
+    assert m.last_credit["rejoin_until"] == t + 3_000 + conf.outage_rejoin_ms()
+    assert not Heartbeat.objects.get(name="web-a").active
+    # Its socket comes back through web-b 1.5 s later: that time is given back too.
+    assert rejoin(m.pk, mover, t + 4_500)
+    assert _to_act(m, alice, bob)[2] == deadline + 4_500
+    # Once only: web-b's next beats credit nothing more.
+    assert liveness.beat(t + 5_000, "web-b") == []
+    assert MatchEvent.objects.filter(match=m, kind="credit").count() == 2
+
+
+def test_a_seat_already_back_on_a_live_process_is_given_only_the_time_it_was_away(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    m = live_ranked(alice, bob)
+    _, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    presence.here(m.pk, [seat], t + 700, process="web-b")  # reconnected 0.7 s after
+    assert liveness.beat(t + 1_000, "web-b") == []
+    assert liveness.beat(t + 3_000, "web-b") == [m.pk]
+    assert _to_act(m, alice, bob)[2] == deadline + 700
+    m.refresh_from_db()
+    assert "rejoin_until" not in m.last_credit  # it is back: nothing to wait for
+
+
+def test_nothing_is_given_when_the_dead_process_held_only_the_seat_not_to_act_or_retired(
+    alice: Any, bob: Any, carol: Any, dave: Any, live_ranked: Any, on_redis: str
+) -> None:
+    m1, m2 = live_ranked(alice, bob), live_ranked(carol, dave)
+    _, seat1, deadline1 = _to_act(m1, alice, bob)
+    _, seat2, deadline2 = _to_act(m2, carol, dave)
+    t = timing.now_ms() + 1_000
+    presence.here(m1.pk, [1 - seat1], t - 500, process="web-a")  # waiting, not deciding
+    presence.here(m2.pk, [seat2], t - 500, process="web-c")
+    for name in ("web-a", "web-b", "web-c"):
+        liveness.beat(t, name)
+    liveness.retire("web-c")  # a clean restart: its sockets were closed with 1012
+    assert liveness.beat(t + 1_000, "web-b") == []
+    assert liveness.beat(t + 3_000, "web-b") == []
+    assert _to_act(m1, alice, bob)[2] == deadline1
+    assert _to_act(m2, carol, dave)[2] == deadline2
+    assert not MatchEvent.objects.filter(kind="credit").exists()
+
+
+def test_without_redis_there_is_no_peer_to_find(alice: Any, bob: Any, live_ranked: Any) -> None:
+    m = live_ranked(alice, bob)
+    _, _, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    assert liveness.beat(t + 1_500, "web-b") == []
+    assert _to_act(m, alice, bob)[2] == deadline
+
+
+def test_after_an_outage_of_the_whole_tier_the_old_processes_are_not_dead_peers_too(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """Both killed and restarted under new names: the outage is credited once, and the
+    old processes' seats are not credited a second time as a dead peer's."""
+    m = live_ranked(alice, bob)
+    _, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")
+    presence.here(m.pk, [1 - seat], t - 500, process="web-b")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    assert liveness.beat(t + 10_000, "web-a2") == [m.pk]  # the first one back
+    assert liveness.beat(t + 10_300, "web-b2") == []  # the second: nothing more
+    assert liveness.beat(t + 11_000, "web-a2") == []
+    assert MatchEvent.objects.filter(match=m, kind="credit").count() == 1
+    assert _to_act(m, alice, bob)[2] == deadline + 10_000
