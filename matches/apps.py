@@ -9,7 +9,8 @@ class MatchesConfig(AppConfig):
     def ready(self) -> None:
         # services announces committed changes; these modules above it push them
         # (matches/signals.py explains why the arrows point this way).
-        from . import broadcast, queue, signals
+        from . import broadcast, queue, session_sockets, signals
 
         signals.match_changed.connect(broadcast.on_match_changed, dispatch_uid="broadcast")
         signals.queue_left.connect(queue.on_queue_left, dispatch_uid="queue-left")
+        session_sockets.connect_receivers()  # a session's end closes its sockets

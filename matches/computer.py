@@ -3,8 +3,16 @@
 Each level of ``bots`` (1 入門, 2 中級, 3 上級) plays for an account of its own
 (``User.computer_level``; a BOT badge like any program). A match against it is
 casual and unrated, and otherwise an ordinary match: the computer presses 開始
-and 次へ at once, and when it is to act the match's wake-up time is its pause
-(0.5–1.5 s, ``services.COMPUTER_PAUSE_MS``).
+and 次へ at once, and when it is to act the match's wake-up time is when it
+starts thinking (0.4 s after its decision began, ``services.COMPUTER_PAUSE_MS``).
+
+**No timing leak.** Its move is released at a fixed time after its decision
+began (1.2 s), however long the decision took: level 3 searches only when more
+than one placement fits, so an answer that came as soon as it was computed
+would tell the opponent that nothing else in its hand fits. A decision done
+early waits on a timer (:func:`_release`); only one that took longer than the
+0.8 s between the two is late. Its randomness comes from ``secrets`` (a fresh
+seed each decision), never from the match's id or version.
 
 The deadline sweeper (``matches.sweeper``) finds that wake-up time like any
 deadline, so a computer whose process was restarted resumes by itself. It asks
@@ -74,6 +82,9 @@ def play(user: Any, level: int) -> Match:
     computer = account(level)
     with transaction.atomic():
         services.claim_players([user])
+        from .budgets import check_hourly
+
+        check_hourly(user, "computer")
         seats = (user, computer) if secrets.randbelow(2) else (computer, user)
         return services.new_match(Match.Kind.CASUAL, *seats)
 
@@ -96,6 +107,13 @@ def _pools() -> tuple[ThreadPoolExecutor, Executor]:
                 ctx = multiprocessing.get_context("spawn")
                 _processes = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
         return _threads, _processes
+
+
+def in_flight(match_id: int, version: int) -> bool:
+    """Whether this decision is being made (or waits for its release) in this process."""
+    with _lock:
+        started = _in_flight.get((match_id, version))
+    return started is not None and time.monotonic() - started < RETRY_AFTER_S
 
 
 def dispatch(turn: services.ComputerTurn) -> bool:
@@ -123,13 +141,30 @@ def _decide_and_act(turn: services.ComputerTurn) -> None:
             turn.view,
             turn.history,
             level=turn.level,
-            rng=random.Random(f"{turn.match_id}:{turn.version}"),
+            # Seeded from secrets: nobody can replay its choices from pk:version.
+            rng=random.Random(secrets.randbits(128)),
         )
         frame = future.result(timeout=30)
         if frame is None:
             log.warning("the computer had nothing to play in match %s", turn.match_id)
             return
         frame["version"] = turn.version
+        wait_s = (turn.release_at - services.now_ms()) / 1000
+        if wait_s > 0:
+            timer = threading.Timer(wait_s, _release, args=(turn, frame))
+            timer.daemon = True
+            timer.start()
+            return
+        _release(turn, frame)
+    except Exception:
+        log.exception("the computer could not play in match %s", turn.match_id)
+    finally:
+        close_old_connections()
+
+
+def _release(turn: services.ComputerTurn, frame: dict[str, Any]) -> None:
+    """Apply the computer's decided ``frame`` (at or after ``turn.release_at``)."""
+    try:
         user = get_user_model().objects.get(pk=turn.user_id)
         from . import db
 

@@ -31,7 +31,8 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from . import broadcast, db, periodic, services
+from . import broadcast, budgets, db, periodic, services
+from .session_sockets import ClosedWithSession  # a session's end closes its sockets
 from .socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -145,7 +146,7 @@ class LayerSafe:
         # Before the handshake, connect() finds the layer down itself (group_add).
 
 
-class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
+class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocketConsumer):
     match_id: int
     audience: str
     html: bool
@@ -155,6 +156,8 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     sent_version: int = -1
     sent_fragments: dict[str, str]
     events: list[dict[str, Any]]
+    counted: bool = False  # in matches.budgets' count of sockets (and spectators)
+    frame_budget: budgets.FrameBudget
 
     async def connect(self) -> None:
         broadcast.bind_loop(asyncio.get_running_loop())
@@ -181,11 +184,21 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await self.channel_layer.group_add(
                 broadcast.group_name(self.match_id, self.audience), self.channel_name
             )
+            session_holds = await self.watch_session(self.user)
         except Exception:
             # The channel layer (Redis) is unreachable: no pushes could reach this
             # socket. Say so with a close code the page retries on, never a 500.
             await refuse(self, CLOSE_TRY_LATER)
             return
+        if not session_holds:
+            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+            return
+        too_many = budgets.open_socket(self.user.pk, watching_match=self._watched())
+        if too_many is not None:
+            await refuse(self, too_many)
+            return
+        self.counted = True
+        self.frame_budget = budgets.FrameBudget()
         if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
             # Back after our outage, perhaps the seat whose decision it cut: the
             # time it took to come back is given back too (a new version, pushed).
@@ -201,7 +214,13 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         # A (re)connection gets the whole current view.
         await self._send_view(view)
 
+    def _watched(self) -> int | None:
+        return self.match_id if self.audience == "watch" else None
+
     async def disconnect(self, code: int) -> None:
+        if self.counted:
+            self.counted = False
+            budgets.close_socket(self.user.pk, watching_match=self._watched())
         if hasattr(self, "audience"):
             # If the layer is gone, its group entries expire by themselves.
             with contextlib.suppress(Exception):
@@ -211,6 +230,10 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         received_at = services.now_ms()  # the rules time every action on receipt
+        verdict = self.frame_budget.judge()
+        if verdict != "ok":
+            await self._over_budget(verdict)
+            return
         if text_data is None:
             await self._send_error("bad_request", self._t("Frames are JSON text."))
             return
@@ -249,6 +272,14 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             view = services.view_for(outcome.match, outcome.state, self.audience, services.now_ms())
             await self._send_view(view, force=True)
         # Everything else reaches this socket through its group after the commit.
+
+    async def _over_budget(self, verdict: str) -> None:
+        """Frames past this socket's budget are not read (matches.budgets)."""
+        if verdict == "close":
+            self.closed_by_server = True
+            await self.close(code=budgets.CLOSE_FLOOD)
+        else:
+            await self._send_error("rate_limited", self._t(budgets.FLOOD_MESSAGE))
 
     def _t(self, message: str) -> str:
         with translation.override(self.language):

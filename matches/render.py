@@ -29,7 +29,7 @@ from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup, escape
 
-from . import board
+from . import board, fairplay
 
 # The fragment templates (Jinja2, templates/matches/live/), in page order; each
 # renders one element with the id given.
@@ -828,7 +828,8 @@ def _result(view: dict[str, Any], players: list[dict[str, Any]], me: int, own: b
         headline = _("Match cancelled")
         reason = _("Aborted before the first decision: no winner, no rating change")
     return {"winner": w, "end": end, "how": _how_text(end), "headline": headline,
-            "reason": reason, "ratings": _rating_changes(m, players)}  # fmt: skip
+            "reason": reason, "ratings": _rating_changes(m, players),
+            "unrated": fairplay.reason_text(res.get("unrated_reason"))}  # fmt: skip
 
 
 def _rating_changes(m: dict[str, Any], players: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -955,6 +956,8 @@ def _overlay(view: dict[str, Any], players: list[dict[str, Any]], server_now: An
             "can_start": can_start,
             "time_control": _time_control(),
             "countdown": countdown(m.get("ready_deadline"), server_now, "start-countdown"),
+            # What makes a ranked match rated, and what leaving before Start costs.
+            "rated_rule": fairplay.rule_text() if m.get("kind") == "ranked" else "",
         }
     if view.get("awaiting_reveal") and m.get("status") == "live" and not watching:
         to_act = view.get("to_act")

@@ -47,6 +47,7 @@ import engine
 from accounts.names import clean_guest_name
 from engine.layout import ALL_SIDES
 
+from . import fairplay  # rated or not, and ranked no-shows (below services: models only)
 from .models import Invite, Match, MatchEvent, QueueEntry, RematchOffer
 from .signals import match_changed, queue_left
 
@@ -70,9 +71,11 @@ OUTAGE_VOID_AFTER_MS = 180_000
 # outage cut is given back the time until it is back too, up to this long.
 # Until then (or its return) its clock cannot run out.
 OUTAGE_REJOIN_MS = 5_000
-# The computer player waits this long before each decision, like a person would
-# (never on its opponent's clock: the opponent is not to act meanwhile).
-COMPUTER_PAUSE_MS = (500, 1500)
+# The computer player starts thinking ``lo`` ms after its decision began and its
+# move is released at ``hi`` ms, whatever it computed and however long that took
+# (no timing tells what its hand holds; matches.computer). Never on the
+# opponent's clock: the opponent is not to act meanwhile.
+COMPUTER_PAUSE_MS = (400, 1200)
 
 ENGINE_OPS = ("place", "bid", "accept", "decline", "resign", "reveal")
 PLATFORM_OPS = ("start", "continue", "flag", "sync")
@@ -259,12 +262,14 @@ def state_frame(view: dict[str, Any]) -> str:
 
 def _result(m: Match) -> dict[str, Any] | None:
     if m.status == Match.Status.FINISHED:
-        return {"winner": m.winner_seat, "end": m.end_reason}
-    if m.status == Match.Status.ABORTED:
-        return {"winner": None, "end": "abort"}
-    if m.status == Match.Status.VOIDED:
-        return {"winner": None, "end": "void", "reason": m.void_reason}
-    return None
+        result: dict[str, Any] = {"winner": m.winner_seat, "end": m.end_reason}
+    elif m.status == Match.Status.ABORTED:
+        result = {"winner": None, "end": "abort"}
+    elif m.status == Match.Status.VOIDED:
+        result = {"winner": None, "end": "void", "reason": m.void_reason}
+    else:
+        return None
+    return {**result, **fairplay.result_fields(m)}  # rated, unrated_reason
 
 
 def rematch_block(m: Match) -> dict[str, Any] | None:
@@ -442,12 +447,18 @@ def create_same_device(user: Any, guest_name: str) -> Match:
     except ValidationError as e:
         raise ServiceError("bad_request", e.messages[0]) from None
     claim_players([user])
+    from .budgets import check_hourly
+
+    check_hourly(user, "same_device")
     return new_match(Match.Kind.SAME_DEVICE, user, None, name)
 
 
 @transaction.atomic
 def create_invite(user: Any) -> Invite:
     lock_users([user.pk])
+    from .budgets import check_hourly
+
+    check_hourly(user, "invite")
     open_invites = Invite.objects.filter(
         creator=user, status=Invite.Status.OPEN, expires_at__gt=timezone.now()
     ).count()
@@ -660,11 +671,11 @@ def _waiting_op(
 ) -> engine.MatchState | None:
     assert m.ready_deadline_ms is not None
     if now >= m.ready_deadline_ms:
-        _abort(m, now, events)
+        _abort(m, now, events, blame=_not_ready(m))
         return None
     if op == "resign":
         # Before the first decision leaving is an abort: no result (RULES §1).
-        _abort(m, now, events)
+        _abort(m, now, events, blame=seats)
         return None
     if op != "start":
         raise ServiceError("not_started", _("Press Start first."), version=m.version)
@@ -717,7 +728,7 @@ def _live_op(
     if ev:
         # The clock ran out before this frame arrived: the frame is not applied.
         events.extend(ev)
-        _finish_if_over(m, expired)
+        _finish_if_over(m, expired, events)
         return expired
     if op == "flag":
         if state.phase == engine.HAND_OVER:
@@ -779,7 +790,7 @@ def _follow_forced(
         m.ready = [False, False]
         _computer_ready(m)
         m.ready_deadline_ms = now + continue_window_ms()
-    _finish_if_over(m, state)
+    _finish_if_over(m, state, events)
     return state
 
 
@@ -815,7 +826,7 @@ def _maybe_auto_continue(
     return state
 
 
-def _finish_if_over(m: Match, state: engine.MatchState) -> None:
+def _finish_if_over(m: Match, state: engine.MatchState, events: list[dict[str, Any]]) -> None:
     if state.phase != engine.MATCH_OVER or m.status == Match.Status.FINISHED:
         return
     m.status = Match.Status.FINISHED
@@ -823,6 +834,8 @@ def _finish_if_over(m: Match, state: engine.MatchState) -> None:
     m.end_reason = state.end or ""
     m.finished_at = timezone.now()
     m.ready_deadline_ms = None
+    # Rated only if really played, and not once too often by the same pair.
+    m.unrated_reason = fairplay.unrated_reason(m, events)
     # Ratings change in this same transaction: never a finished match without them.
     from ratings.services import settle_match
 
@@ -831,12 +844,18 @@ def _finish_if_over(m: Match, state: engine.MatchState) -> None:
         m.rating_delta = [changes.get(m.player0_id), changes.get(m.player1_id)]
 
 
-def _abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:
+def _abort(m: Match, now: int, events: list[dict[str, Any]], *, blame: list[int]) -> None:
+    """Abort waiting ``m``; in ranked play the ``blame`` seats are charged a no-show."""
     m.status = Match.Status.ABORTED
     m.end_reason = "abort"
     m.finished_at = timezone.now()
     m.ready_deadline_ms = None
     events.append({"type": "aborted", "t": now})
+    fairplay.record_no_show(m, blame)
+
+
+def _not_ready(m: Match) -> list[int]:
+    return [s for s, r in enumerate(m.ready) if not r]
 
 
 _ILLEGAL_MESSAGES = {
@@ -882,7 +901,7 @@ def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
     deadline = engine.deadline(state)
     if deadline is not None and _computer_to_act(m, state) is not None:
         assert state.decision_start is not None
-        return min(deadline, state.decision_start + _computer_pause(m))
+        return min(deadline, state.decision_start + computer_pause()[0])
     held = _rejoin_until(m, state)
     if deadline is not None and held is not None:
         return max(deadline, held)
@@ -970,10 +989,10 @@ def _computer_to_act(m: Match, state: engine.MatchState) -> tuple[int, int] | No
     return found
 
 
-def _computer_pause(m: Match) -> int:
-    # From the match and version: the same after a restart, different each decision.
+def computer_pause() -> tuple[int, int]:
+    """``(think_at, release_at)``: ms after the decision began (:data:`COMPUTER_PAUSE_MS`)."""
     lo, hi = getattr(settings, "COMPUTER_PAUSE_MS", COMPUTER_PAUSE_MS)
-    return lo + random.Random(f"{m.pk}:{m.version}").randrange(hi - lo + 1)
+    return int(lo), int(hi)
 
 
 def save_change(
@@ -1072,13 +1091,13 @@ def check_match(match_id: int, version: int | None = None, now: int | None = Non
         state = engine.from_dict(m.state) if m.state is not None else None
         before = state
         if m.status == Match.Status.WAITING:
-            _abort(m, t, events)
+            _abort(m, t, events, blame=_not_ready(m))
         else:
             assert state is not None
             new, ev = engine.expire(state, t)
             if ev:
                 events.extend(ev)
-                _finish_if_over(m, new)
+                _finish_if_over(m, new, events)
                 state = new
             elif state.phase == engine.HAND_OVER:
                 state = _maybe_auto_continue(m, state, t, events)
@@ -1106,6 +1125,7 @@ class ComputerTurn:
     user_id: int
     view: dict[str, Any]
     history: list[dict[str, Any]]
+    release_at: int = 0  # epoch ms: the move is applied then, not before
 
 
 def computer_turn(match_id: int, version: int, now: int | None = None) -> ComputerTurn | None:
@@ -1134,8 +1154,16 @@ def computer_turn(match_id: int, version: int, now: int | None = None) -> Comput
         if "seq" in e
     ]
     view = view_for(m, state, f"seat{seat}", t)
+    assert state.decision_start is not None
     return ComputerTurn(
-        m.pk, m.version, seat, level, user_id, json.loads(json.dumps(view)), history
+        m.pk,
+        m.version,
+        seat,
+        level,
+        user_id,
+        json.loads(json.dumps(view)),
+        history,
+        state.decision_start + computer_pause()[1],
     )
 
 
