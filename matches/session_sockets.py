@@ -16,9 +16,10 @@ receivers connected in ``MatchesConfig.ready``):
   password hash or ``is_active`` false): ``{"type": "session.check"}``. Each
   socket reads its session again (``socket_auth.scope_user``: the session's
   auth hash, the account active) and closes with 4401 if it no longer holds.
-  The session that changed its own password keeps it (Django stores its new
-  hash right after the save): a socket that finds its session stale looks once
-  more after :data:`RECHECK_S` before closing, so it is not closed by that race.
+  That includes the sockets of the browser that changed its password: Django
+  keeps that browser logged in under a *new* session key (``cycle_key``), so
+  the key its sockets were opened with is gone; the page opens a new socket
+  with the new cookie.
 
 After the close, frames still in flight from the client are ignored.
 
@@ -51,7 +52,6 @@ log = logging.getLogger(__name__)
 
 ENDED = "session.ended"
 CHECK = "session.check"
-RECHECK_S = 0.5
 MAX_REFRESH_S = 3600.0
 
 
@@ -138,10 +138,7 @@ class ClosedWithSession(AsyncWebsocketConsumer):
             await self._end_session()
 
     async def session_check(self, event: dict[str, Any]) -> None:
-        if self.closed_by_server or await self._still_valid():
-            return
-        await asyncio.sleep(RECHECK_S)  # the changing session stores its new hash now
-        if not await self._still_valid():
+        if not self.closed_by_server and not await self._still_valid():
             await self._end_session()
 
 
