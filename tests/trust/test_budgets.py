@@ -34,8 +34,10 @@ def _post_json(browser: Browser, path: str, body: Any = None) -> Any:
     ("what", "setting", "path", "body", "made"),
     [
         ("invites", "INVITES_PER_HOUR", "/api/invites/", None, "invites"),
-        ("same-device", "SAME_DEVICE_PER_HOUR", "/api/matches/same-device/", {"guest_name": "Ken"}, "matches"),
-        ("computer", "COMPUTER_MATCHES_PER_HOUR", "/api/matches/computer/", {"level": 1}, "matches"),
+        ("same-device", "SAME_DEVICE_PER_HOUR", "/api/matches/same-device/",
+         {"guest_name": "Ken"}, "matches"),
+        ("computer", "COMPUTER_MATCHES_PER_HOUR", "/api/matches/computer/",
+         {"level": 1}, "matches"),
     ],
 )  # fmt: skip
 def test_creations_per_user_and_hour(
@@ -76,7 +78,7 @@ def test_queue_joins_per_user_and_minute(alice: Any, settings: Any) -> None:
         refused = browser.http.post("/queue/join/", **htmx)
         assert refused.status_code == 200
         card = refused.content.decode()
-        assert 'data-testid="queue-error"' in card and "queue-error\" hidden" not in card
+        assert 'data-testid="queue-error"' in card and 'queue-error" hidden' not in card
         assert not QueueEntry.objects.filter(user=alice).exists()
         clock.shift(timedelta(seconds=61))
         browser.http.post("/queue/join/", **htmx)

@@ -75,9 +75,9 @@ def test_the_computer_moves_at_a_fixed_time_whatever_it_computed(
     numbered = [e for e in events if "seq" in e]
     gaps = []
     for before, e in zip(numbered, numbered[1:], strict=False):
-        if e.get("player") == 1 - me and e["type"] in ("place", "bid", "accept", "decline"):
-            if not e.get("forced"):
-                gaps.append(e["t"] - before["t"])  # its decision began with the event before
+        decided = e["type"] in ("place", "bid", "accept", "decline") and not e.get("forced")
+        if e.get("player") == 1 - me and decided:
+            gaps.append(e["t"] - before["t"])  # its decision began with the event before
     assert len(gaps) >= 6
     assert all(RELEASE_MS <= g <= RELEASE_MS + SLACK_MS for g in gaps), gaps
 

@@ -188,4 +188,3 @@ async def test_a_socket_outliving_its_group_membership_still_closes(
         assert code == 4401
     finally:
         await sock.comm.disconnect()
-
