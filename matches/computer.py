@@ -60,6 +60,7 @@ RETRY_AFTER_S = 10.0  # a decision not applied by then is asked for again
 _lock = threading.Lock()
 _in_flight: dict[tuple[int, int], float] = {}
 _threads: ThreadPoolExecutor | None = None
+_timers: set[threading.Timer] = set()  # decisions waiting for their release time
 _processes: Executor | None = None
 
 
@@ -153,6 +154,8 @@ def _decide_and_act(turn: services.ComputerTurn) -> None:
         if wait_s > 0:
             timer = threading.Timer(wait_s, _release, args=(turn, frame))
             timer.daemon = True
+            with _lock:
+                _timers.add(timer)
             timer.start()
             return
         _release(turn, frame)
@@ -164,6 +167,8 @@ def _decide_and_act(turn: services.ComputerTurn) -> None:
 
 def _release(turn: services.ComputerTurn, frame: dict[str, Any]) -> None:
     """Apply the computer's decided ``frame`` (at or after ``turn.release_at``)."""
+    with _lock:
+        _timers.difference_update([t for t in _timers if not t.is_alive() or t.finished.is_set()])
     try:
         user = get_user_model().objects.get(pk=turn.user_id)
         from . import db
@@ -186,6 +191,9 @@ def shutdown() -> None:
     with _lock:
         threads, processes = _threads, _processes
         _threads = _processes = None
+        for timer in _timers:
+            timer.cancel()  # a decision not released yet: the next process asks again
+        _timers.clear()
     for pool in (threads, processes):
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
