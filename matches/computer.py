@@ -142,8 +142,7 @@ def _decide_and_act(turn: services.ComputerTurn) -> None:
             turn.view,
             turn.history,
             level=turn.level,
-            # Seeded from secrets: nobody can replay its choices from pk:version.
-            rng=random.Random(secrets.randbits(128)),
+            rng=_rng(turn),
         )
         frame = future.result(timeout=30)
         if frame is None:
@@ -163,6 +162,16 @@ def _decide_and_act(turn: services.ComputerTurn) -> None:
         log.exception("the computer could not play in match %s", turn.match_id)
     finally:
         close_old_connections()
+
+
+def _rng(turn: services.ComputerTurn) -> random.Random:
+    """Seeded from ``secrets``: nobody can replay its choices from the match's id and
+    version. Only with a test deal seed (``SB_DEAL_SEED``, refused outside DEBUG and
+    tests) are its choices as predictable as the deals, so a scripted game replays."""
+    seed = getattr(settings, "DEAL_SEED", None)
+    if seed is not None:
+        return random.Random(f"{seed}:computer:{turn.match_id}:{turn.version}")
+    return random.Random(secrets.randbits(128))
 
 
 def _release(turn: services.ComputerTurn, frame: dict[str, Any]) -> None:
