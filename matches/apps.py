@@ -10,9 +10,10 @@ class MatchesConfig(AppConfig):
         # matches.play announces committed changes; these modules above it push them
         # (matches/signals.py explains why the arrows point this way).
         from matches.lobby import matchmaking as queue
-        from matches.realtime import broadcast
+        from matches.realtime import broadcast, session_sockets
 
         from . import signals
 
         signals.match_changed.connect(broadcast.on_match_changed, dispatch_uid="broadcast")
         signals.queue_left.connect(queue.on_queue_left, dispatch_uid="queue-left")
+        session_sockets.connect_receivers()  # a session's end closes its sockets

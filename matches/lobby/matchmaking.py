@@ -11,9 +11,11 @@ move it with ``time_machine``.
 
 **Choosing pairs** (:func:`choose_pairs`, pure): the longest-waiting player
 first; among those who fit, anyone but the opponent either of them just played
-(``last_opponent``, found at join) is preferred; the last opponent is taken only
-when nobody else fits. Among the preferred, the closest rating wins, then the
-longer wait. Seats are drawn at random.
+(``last_opponent``, found at join) and anyone they already had their rated
+matches of the day with (``matches.play.fairplay.spent_pairs``: such a match
+would be unrated) is preferred; those are taken only when nobody else fits.
+Among the preferred, the closest rating wins, then the longer wait. Seats are
+drawn at random.
 
 **Why two players never end up in two matches.** Pairing
 (:func:`pair_waiting`) is one transaction that first locks *every* queue entry
@@ -61,7 +63,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from matches.lobby import budgets
 from matches.models import Match, QueueEntry
+from matches.play import fairplay
 from matches.play.errors import ServiceError
 from matches.play.seating import busy_error, busy_user_ids, lock_users, new_match
 
@@ -102,7 +106,9 @@ def fits(a: QueueEntry, b: QueueEntry, now: datetime) -> bool:
 
 
 def choose_pairs(
-    entries: Sequence[QueueEntry], now: datetime
+    entries: Sequence[QueueEntry],
+    now: datetime,
+    avoid: set[frozenset[int]] | None = None,
 ) -> list[tuple[QueueEntry, QueueEntry]]:
     """Pair the waiting players (pure; ``entries`` in any order)."""
     remaining = sorted(entries, key=lambda e: (e.joined_at, e.pk or 0))
@@ -115,7 +121,9 @@ def choose_pairs(
         fresh = [
             b
             for b in fitting
-            if b.user_id != a.last_opponent_id and a.user_id != b.last_opponent_id
+            if b.user_id != a.last_opponent_id
+            and a.user_id != b.last_opponent_id
+            and frozenset((a.user_id, b.user_id)) not in (avoid or ())
         ]
         b = min(fresh or fitting, key=lambda b: (abs(a.rating - b.rating), b.joined_at, b.pk or 0))
         remaining.remove(b)
@@ -167,8 +175,12 @@ def status_of(user: Any, now: datetime | None = None) -> dict[str, Any]:
     """
     now = now or timezone.now()
     entry = QueueEntry.objects.filter(user_id=user.pk).first()
+    until = fairplay.cooldown_until(user, now)
     out: dict[str, Any] = {
         "in_queue": entry is not None,
+        # A no-show cooldown running now: when it ends (epoch ms), else None.
+        "cooldown_until": None if until is None else _ms(until),
+        "cooldown_text": "" if until is None else timezone.localtime(until).strftime("%H:%M:%S"),
         "server_now": _ms(now),
         "schedule": {
             "start": WINDOW_START,
@@ -253,14 +265,25 @@ def join(user: Any, *, pair: bool = True) -> JoinResult:
     """Put ``user`` in the ranked queue (idempotent), then try to pair at once.
 
     Refused (``ServiceError("busy")``) while the player has a waiting or live match,
-    and always for a bot account (``bot_not_ranked``: bots play casual matches only).
+    always for a bot account (``bot_not_ranked``: bots play casual matches only),
+    during a no-show cooldown (``cooldown``, ``matches.play.fairplay``) and over the
+    joins-per-minute budget (``rate_limited``, ``matches.lobby.budgets``).
     """
+    budgets.check_queue_join(user)
     with transaction.atomic():
         locked = lock_users([user.pk]).get(user.pk)
         if locked is not None and locked.plays_as_bot:  # read under the lock: see become_bot
             raise ServiceError(
                 "bot_not_ranked",
                 _("A bot account plays casual matches only: it cannot join the ranked queue."),
+            )
+        until = fairplay.cooldown_until(user)
+        if until is not None:
+            raise budgets.Limited(
+                _("You left ranked matches before they started: you can join again at %(at)s.")
+                % {"at": timezone.localtime(until).strftime("%H:%M:%S")},
+                _ms(until),
+                code="cooldown",
             )
         if (busy := busy_error(user.pk, mine=True, waiting_ok=False)) is not None:
             raise busy
@@ -320,7 +343,8 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
             for e in drop:
                 _push_status_after_commit(e.user_id)
         waiting = [e for e in entries if e not in drop]
-        for a, b in choose_pairs(waiting, now):
+        avoid = fairplay.spent_pairs([e.user_id for e in waiting], now)
+        for a, b in choose_pairs(waiting, now, avoid):
             users = lock_users([a.user_id, b.user_id], skip_locked=True)
             if len(users) < 2:
                 continue  # someone else holds a user: the next sweep tries again
