@@ -1,7 +1,8 @@
 """Ratings that mean something, and a cost for ranked no-shows and dodges.
 
 **When a ranked match is rated** (:func:`unrated_reason`, decided in the
-transaction that finishes it, just before ``ratings.services.settle_match`` in ``matches.play.act``):
+transaction that finishes it, just before ``ratings.services.settle_match``
+in ``matches.play.act``):
 
 - it was really played: **each player made at least** :func:`min_decisions`
   **(3) decisions of their own** (a placement, a bid, an accept or a decline;
@@ -34,6 +35,7 @@ from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
+
 from matches import conf
 from matches.models import Match, MatchEvent, NoShow
 

@@ -12,7 +12,6 @@ from matches.ui.board_svg import domino
 from matches.ui.i18n import _
 from matches.ui.text import countdown, how_text, points_and_chips, seat_name
 
-
 # The result card's sentence for a ranked match that was not rated (the view's
 # ``match.result.unrated_reason``, decided by matches.play.fairplay); ``casual``,
 # ``aborted`` and ``void`` need none (the headline says it).

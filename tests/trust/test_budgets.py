@@ -1,7 +1,7 @@
 """Budgets with a clear answer that change nothing (issue 16, "Frame flood" and item 4).
 
 Each limit is taken past its edge from outside, over HTTP or a socket, with the
-numbers made small by settings (the defaults are in matches/lobby/budgets.py and matches/realtime/budgets.py and
+numbers made small by settings (the defaults are in config/settings.py and
 docs/protocol.md): the refused request is answered with its code and changes
 nothing, and the budget comes back when its window has passed.
 """
@@ -86,9 +86,7 @@ def test_queue_joins_per_user_and_minute(alice: Any, settings: Any) -> None:
 
 
 async def test_a_frame_flood_is_refused_then_closed(alice: Any, bob: Any) -> None:
-    match = await database_sync_to_async(
-        lambda: accept_invite(create_invite(alice).code, bob)
-    )()
+    match = await database_sync_to_async(lambda: accept_invite(create_invite(alice).code, bob))()
     sock = await match_socket(await login(alice), match.pk)
     try:
         started = time.monotonic()
@@ -118,9 +116,7 @@ async def test_a_frame_flood_is_refused_then_closed(alice: Any, bob: Any) -> Non
 
 
 async def test_a_client_within_the_budget_is_never_refused(alice: Any, bob: Any) -> None:
-    match = await database_sync_to_async(
-        lambda: accept_invite(create_invite(alice).code, bob)
-    )()
+    match = await database_sync_to_async(lambda: accept_invite(create_invite(alice).code, bob))()
     sock = await match_socket(await login(alice), match.pk)
     try:
         for _ in range(20):  # the whole burst at once
@@ -142,9 +138,7 @@ async def _close_code(comm: Any) -> int | None:
 
 async def test_sockets_per_user(alice: Any, bob: Any, settings: Any) -> None:
     settings.SOCKETS_PER_USER = 3
-    match = await database_sync_to_async(
-        lambda: accept_invite(create_invite(alice).code, bob)
-    )()
+    match = await database_sync_to_async(lambda: accept_invite(create_invite(alice).code, bob))()
     browser = await login(alice)
     open_ = [await socket(browser, "/ws/lobby/"), await socket(browser, f"/ws/matches/{match.pk}/")]
     open_.append(await socket(browser, f"/ws/matches/{match.pk}/"))
@@ -170,9 +164,7 @@ async def test_spectators_per_match(
     alice: Any, bob: Any, carol: Any, dave: Any, outsider: Any, settings: Any
 ) -> None:
     settings.SPECTATORS_PER_MATCH = 2
-    match = await database_sync_to_async(
-        lambda: accept_invite(create_invite(alice).code, bob)
-    )()
+    match = await database_sync_to_async(lambda: accept_invite(create_invite(alice).code, bob))()
     watchers = [await match_socket(await login(u), match.pk) for u in (carol, dave)]
     try:
         third = await socket(await login(outsider), f"/ws/matches/{match.pk}/")

@@ -20,9 +20,9 @@ import bots
 import engine
 from matches.clock import liveness, sweeper
 from matches.lobby import computer
+from matches.models import Match, MatchEvent
 from matches.play import timing
 from matches.play.act import act
-from matches.models import Match, MatchEvent
 from tests.support import frame_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,9 +18,9 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from matches.clock.deadlines import check_match
+from matches.models import Match, NoShow, QueueEntry
 from matches.play import timing
 from matches.play.act import act
-from matches.models import Match, NoShow, QueueEntry
 from tests.support import START, connect_lobby
 from tests.trust.client import Browser
 

@@ -18,10 +18,10 @@ from channels.db import database_sync_to_async
 
 from matches.lobby import matchmaking as queue
 from matches.lobby import rematch
+from matches.models import Match
 from matches.play import timing
 from matches.play.act import act
 from matches.play.store import current_view
-from matches.models import Match
 from ratings.models import PlayerRating, RatingChange
 from tests.support import START, Tables
 from tests.trust.client import Browser, login, match_socket, newest, play_decisions, start

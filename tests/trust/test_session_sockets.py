@@ -176,7 +176,10 @@ async def test_a_socket_outliving_its_group_membership_still_closes(
     # A layer that forgets group members after 1 s: the socket joins again (and
     # re-checks its session) every half expiry, so a logout 2 s later still reaches it.
     settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "matches.realtime.layers.InMemoryLayer", "CONFIG": {"group_expiry": 1}}
+        "default": {
+            "BACKEND": "matches.realtime.layers.InMemoryLayer",
+            "CONFIG": {"group_expiry": 1},
+        }
     }
     match = await database_sync_to_async(_casual)(alice, bob)
     browser = await login(alice)
