@@ -433,6 +433,22 @@ BOT_TOKEN_ISSUE_RATE = envrate("BOT_TOKEN_ISSUE_RATE", "10/h")
 # Accounts created per client address (an IPv6 address by its /64), accounts/signup_limit.py.
 SIGNUP_RATE = envrate("SIGNUP_RATE", "10/h")
 
+# Abuse budgets (matches/lobby/budgets.py, matches/realtime/budgets.py; docs/protocol.md
+# "Limits"): creations per user and hour, ranked-queue joins per minute, each socket's
+# frame bucket (a burst, refilled so many a second), sockets per user and spectators
+# per match (per process).
+INVITES_PER_HOUR = envint("INVITES_PER_HOUR", 30)
+SAME_DEVICE_PER_HOUR = envint("SAME_DEVICE_PER_HOUR", 30)
+COMPUTER_MATCHES_PER_HOUR = envint("COMPUTER_MATCHES_PER_HOUR", 30)
+QUEUE_JOINS_PER_MINUTE = envint("QUEUE_JOINS_PER_MINUTE", 10)
+SOCKET_FRAME_BURST = envint("SOCKET_FRAME_BURST", 20)
+SOCKET_FRAMES_PER_S = envint("SOCKET_FRAMES_PER_S", 5)
+SOCKETS_PER_USER = envint("SOCKETS_PER_USER", 30)
+SPECTATORS_PER_MATCH = envint("SPECTATORS_PER_MATCH", 200)
+# Rated only if really played, and not too often by one pair (matches/play/fairplay.py).
+RATED_MIN_DECISIONS = envint("RATED_MIN_DECISIONS", 3)
+RATED_PAIR_LIMIT = envint("RATED_PAIR_LIMIT", 2)
+
 # --- Load harness --------------------------------------------------------------------
 
 # The echo baseline of `make bench-load` (matches/realtime/echo.py): a relay through one
@@ -441,8 +457,10 @@ BENCH_ECHO = envbool("BENCH_ECHO", False)
 
 # --- The computer player ------------------------------------------------------------
 
-# Its pause before each decision, ms "lo,hi" (a person's pace; tests shorten it).
-_pause = envlist("COMPUTER_PAUSE_MS", ["500", "1500"])
+# ms "lo,hi" after its decision began: it starts thinking at lo, and its move is
+# released at hi whatever it computed (a person's pace, and no timing leak:
+# matches/lobby/computer.py). Tests shorten it.
+_pause = envlist("COMPUTER_PAUSE_MS", ["400", "1200"])
 try:
     COMPUTER_PAUSE_MS = (int(_pause[0]), int(_pause[-1]))
 except ValueError:

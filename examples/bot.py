@@ -146,11 +146,31 @@ async def _connect(api: Api, match_id: int, retry_s: float) -> Any:
             await asyncio.sleep(1.0)
 
 
+class Pace:
+    """The server's frame budget, kept on this side (docs/protocol.md § *Limits*): a
+    burst of 20 frames, refilled at 5 a second. Past it the server would refuse
+    the frame (``rate_limited``) and, kept up, close the socket with 4429."""
+
+    def __init__(self, burst: float = 20, per_s: float = 5) -> None:
+        self.burst, self.per_s = burst, per_s
+        self.tokens, self.at = burst - 1, time.monotonic()  # one spare for rounding
+
+    async def take(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.burst - 1, self.tokens + (now - self.at) * self.per_s)
+        self.at = now
+        if self.tokens < 1:
+            await asyncio.sleep((1 - self.tokens) / self.per_s)
+            self.tokens, self.at = 1.0, time.monotonic()
+        self.tokens -= 1
+
+
 async def _play_on(ws: Any, player: bots.Player, log: Any) -> dict[str, Any]:
     # What this connection has pressed (Start once, 次へ once a hand) and the last
     # version it acted on: a repeated view must not send a second action.
     pressed: set[tuple[str, int]] = set()
     acted: int | None = None
+    pace = Pace()
     async for text in ws:
         frame = json.loads(text)
         if frame["type"] == "error":
@@ -172,6 +192,7 @@ async def _play_on(ws: Any, player: bots.Player, log: Any) -> dict[str, Any]:
         if press is not None:
             if not match["ready"][seat] and (press, hand_no) not in pressed:
                 pressed.add((press, hand_no))
+                await pace.take()
                 await ws.send(json.dumps({"op": press, "version": version}))
             continue
         if view["phase"] not in ("auction", "play"):
@@ -179,6 +200,7 @@ async def _play_on(ws: Any, player: bots.Player, log: Any) -> dict[str, Any]:
         action = player.observe(view)  # every view: it gathers the hand's events
         if action is not None and acted != version:
             acted = version
+            await pace.take()
             await ws.send(json.dumps({**action, "version": version}))
     raise ConnectionError("the server closed the socket before the match ended")
 

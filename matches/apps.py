@@ -11,7 +11,7 @@ class MatchesConfig(AppConfig):
         # (matches/signals.py explains why the arrows point this way).
         from matches.lobby import invite_wait
         from matches.lobby import matchmaking as queue
-        from matches.realtime import broadcast
+        from matches.realtime import broadcast, session_sockets
 
         from . import signals
 
@@ -20,3 +20,4 @@ class MatchesConfig(AppConfig):
         signals.match_called_off.connect(
             invite_wait.reopen_called_off_invite, dispatch_uid="invite-reopen"
         )
+        session_sockets.connect_receivers()  # a session's end closes its sockets

@@ -78,3 +78,47 @@ def liveness_prefix() -> str:
 
 def liveness_probe() -> str:
     return str(settings.LIVENESS_PROBE)
+
+
+# --- budgets (matches/lobby/budgets.py, matches/realtime/budgets.py) -------------------
+
+
+def per_hour(what: str) -> int:
+    """How many ``what`` (``invite``, ``same_device``, ``computer``) a user may create an hour."""
+    name = {
+        "invite": "INVITES_PER_HOUR",
+        "same_device": "SAME_DEVICE_PER_HOUR",
+        "computer": "COMPUTER_MATCHES_PER_HOUR",
+    }[what]
+    return int(getattr(settings, name))
+
+
+def queue_joins_per_minute() -> int:
+    return int(settings.QUEUE_JOINS_PER_MINUTE)
+
+
+def socket_frame_burst() -> int:
+    return int(settings.SOCKET_FRAME_BURST)
+
+
+def socket_frames_per_s() -> int:
+    return int(settings.SOCKET_FRAMES_PER_S)
+
+
+def sockets_per_user() -> int:
+    return int(settings.SOCKETS_PER_USER)
+
+
+def spectators_per_match() -> int:
+    return int(settings.SPECTATORS_PER_MATCH)
+
+
+# --- rated or not (matches/play/fairplay.py) ----------------------------------------------
+
+
+def rated_min_decisions() -> int:
+    return int(settings.RATED_MIN_DECISIONS)
+
+
+def rated_pair_limit() -> int:
+    return int(settings.RATED_PAIR_LIMIT)

@@ -88,6 +88,9 @@ class Match(models.Model):
     computer_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     computer_level = models.PositiveSmallIntegerField(null=True, blank=True)
     rating_delta = models.JSONField(null=True, blank=True)
+    # Why a finished ranked match was not rated (matches.play.fairplay): "too_short",
+    # "pair_limit"; empty when rated, or when it was never to be rated.
+    unrated_reason = models.CharField(max_length=16, blank=True)
     # The last outage given back to this match, so the page can say what happened:
     # JSON of matches.play.credit.LastCredit (written by matches/clock/outage.py).
     last_credit = models.JSONField(null=True, blank=True)
@@ -282,3 +285,25 @@ class RematchOffer(models.Model):
 
     def __str__(self) -> str:
         return f"RematchOffer {self.match_id} ({self.status})"
+
+
+class NoShow(models.Model):
+    """A ranked match aborted before 開始 charged to a player; ``matches.play.fairplay`` writes it.
+
+    Recent charges make the ranked queue's cooldown (``fairplay.cooldown_until``).
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="no_shows"
+    )
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "at"])]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "match"], name="one_no_show_per_match")
+        ]
+
+    def __str__(self) -> str:
+        return f"NoShow {self.user_id} ({self.match_id})"

@@ -4,7 +4,9 @@
 (``matches.play.act.finish_if_over`` calls it), so a match is never finished
 without its rating change nor rated without being finished: a crash rolls
 back both. Only ranked matches between two accounts that end by balance, time
-or resign are rated; aborted and voided matches never are (RULES §1, §8).
+or resign are rated; aborted and voided matches never are (RULES §1, §8); nor is a
+ranked match that ``matches.play.fairplay`` found too short or one pairing too many
+(``match.unrated_reason``, set just before this runs).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def is_rated(match: Any) -> bool:
         and match.winner_seat in (0, 1)
         and match.player1_id is not None
         and match.player0_id != match.player1_id
+        and not getattr(match, "unrated_reason", "")
     )
 
 

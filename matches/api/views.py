@@ -36,6 +36,10 @@ def _error(e: ServiceError, status: int = 400) -> JsonResponse:
     body: dict[str, Any] = {"code": e.code, "message": e.message}
     if e.match_id is not None:
         body["match_id"] = e.match_id  # the match a busy player should go back to
+    retry_at = getattr(e, "retry_at", None)  # a spent budget (matches.lobby.budgets)
+    if retry_at is not None:
+        body["retry_at"] = retry_at
+        status = 429
     return JsonResponse(body, status=status)
 
 

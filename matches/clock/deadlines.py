@@ -15,7 +15,7 @@ from django.db import transaction
 import engine
 from matches.models import Match
 from matches.play import timing
-from matches.play.act import abort, finish_if_over, maybe_auto_continue
+from matches.play.act import abort, finish_if_over, maybe_auto_continue, not_ready
 from matches.play.store import locked_match, save_change
 from matches.play.timing import next_wakeup
 
@@ -65,13 +65,13 @@ def check_match(match_id: int, version: int | None = None, now: int | None = Non
         state = engine.from_dict(m.state) if m.state is not None else None
         before = state
         if m.status == Match.Status.WAITING:
-            abort(m, t, events)
+            abort(m, t, events, blame=not_ready(m))
         else:
             assert state is not None
             new, ev = engine.expire(state, t)
             if ev:
                 events.extend(ev)
-                finish_if_over(m, new)
+                finish_if_over(m, new, events)
                 state = new
             elif state.phase == engine.HAND_OVER:
                 state = maybe_auto_continue(m, state, t, events)

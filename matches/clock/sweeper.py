@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 MAX_SLEEP_S = 0.1
 MIN_SLEEP_S = 0.005
+COMPUTER_WAIT_S = 0.02
 HOUSEKEEPING_S = 1.0  # re-pushes and the sweeper's heartbeat
 
 last_pass_ms: int | None = None
@@ -49,12 +50,19 @@ last_pass_ms: int | None = None
 def sweep_once() -> float:
     """Resolve every match that is due; return how long to sleep before the next pass (s)."""
     global last_pass_ms
+    waiting = 0
+    due: list[tuple[int, int]] = []
     alive = liveness.tier_alive_ms()
     if alive is not None:
         # Due: the grace has passed since the wake-up time, and the web tier
         # was receiving frames at that time (else the time is given back).
         until = min(alive, timing.now_ms() - GRACE_MS)
-        for pk, version in due_matches(until):
+        due = due_matches(until)
+        for pk, version in due:
+            if computer.in_flight(pk, version):
+                # Thinking, or waiting for its fixed release time: no query meanwhile.
+                waiting += 1
+                continue
             try:
                 # A computer whose pause is over decides (elsewhere); else the deadline.
                 turn = computer_turn(pk, version)
@@ -69,6 +77,8 @@ def sweep_once() -> float:
     if nxt is None:
         return MAX_SLEEP_S
     wait = (nxt + GRACE_MS - timing.now_ms()) / 1000
+    if due and waiting == len(due):
+        wait = max(wait, COMPUTER_WAIT_S)  # only computers are due: each on its own timer
     return max(MIN_SLEEP_S, min(MAX_SLEEP_S, wait))
 
 

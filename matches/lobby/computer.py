@@ -3,8 +3,16 @@
 Each level of ``bots`` (1 入門, 2 中級, 3 上級) plays for an account of its own
 (``User.computer_level``; a BOT badge like any program). A match against it is
 casual and unrated, and otherwise an ordinary match: the computer presses 開始
-and 次へ at once, and when it is to act the match's wake-up time is its pause
-(0.5–1.5 s, ``settings.COMPUTER_PAUSE_MS``).
+and 次へ at once, and when it is to act the match's wake-up time is when it
+starts thinking (0.4 s after its decision began, ``settings.COMPUTER_PAUSE_MS``).
+
+**No timing leak.** Its move is released at a fixed time after its decision
+began (1.2 s), however long the decision took: level 3 searches only when more
+than one placement fits, so an answer that came as soon as it was computed
+would tell the opponent that nothing else in its hand fits. A decision done
+early waits on a timer (:func:`_release`); only one that took longer than the
+0.8 s between the two is late. Its randomness comes from ``secrets`` (a fresh
+seed each decision), never from the match's id or version.
 
 The deadline sweeper (``matches.clock.sweeper``) finds that wake-up time like any
 deadline, so a computer whose process was restarted resumes by itself. It asks
@@ -44,6 +52,7 @@ import engine
 from accounts.models import COMPUTER_LEVELS
 from accounts.reserved import computer_account
 from matches import conf
+from matches.lobby.budgets import check_hourly
 from matches.models import Match, MatchEvent
 from matches.play import timing
 from matches.play.act import act
@@ -51,7 +60,7 @@ from matches.play.audience import view_for
 from matches.play.errors import ServiceError
 from matches.play.seating import claim_players, new_match
 from matches.play.store import match_query
-from matches.play.timing import computer_to_act
+from matches.play.timing import computer_pause, computer_to_act
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +70,7 @@ RETRY_AFTER_S = 10.0  # a decision not applied by then is asked for again
 _lock = threading.Lock()
 _in_flight: dict[tuple[int, int], float] = {}
 _threads: ThreadPoolExecutor | None = None
+_timers: set[threading.Timer] = set()  # decisions waiting for their release time
 _processes: Executor | None = None
 
 
@@ -76,6 +86,7 @@ def play(user: Any, level: int) -> Match:
     computer = account(level)
     with transaction.atomic():
         claim_players([user])
+        check_hourly(user, "computer")
         seats = (user, computer) if secrets.randbelow(2) else (computer, user)
         return new_match(Match.Kind.CASUAL, *seats)
 
@@ -98,6 +109,13 @@ def _pools() -> tuple[ThreadPoolExecutor, Executor]:
                 ctx = multiprocessing.get_context("spawn")
                 _processes = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
         return _threads, _processes
+
+
+def in_flight(match_id: int, version: int) -> bool:
+    """Whether this decision is being made (or waits for its release) in this process."""
+    with _lock:
+        started = _in_flight.get((match_id, version))
+    return started is not None and time.monotonic() - started < RETRY_AFTER_S
 
 
 def dispatch(turn: ComputerTurn) -> bool:
@@ -125,13 +143,43 @@ def _decide_and_act(turn: ComputerTurn) -> None:
             turn.view,
             turn.history,
             level=turn.level,
-            rng=random.Random(f"{turn.match_id}:{turn.version}"),
+            rng=_rng(turn),
         )
         frame = future.result(timeout=30)
         if frame is None:
             log.warning("the computer had nothing to play in match %s", turn.match_id)
             return
         frame["version"] = turn.version
+        wait_s = (turn.release_at - timing.now_ms()) / 1000
+        if wait_s > 0:
+            timer = threading.Timer(wait_s, _release, args=(turn, frame))
+            timer.daemon = True
+            with _lock:
+                _timers.add(timer)
+            timer.start()
+            return
+        _release(turn, frame)
+    except Exception:
+        log.exception("the computer could not play in match %s", turn.match_id)
+    finally:
+        close_old_connections()
+
+
+def _rng(turn: ComputerTurn) -> random.Random:
+    """Seeded from ``secrets``: nobody can replay its choices from the match's id and
+    version. Only with a test deal seed (``SB_DEAL_SEED``, refused outside DEBUG and
+    tests) are its choices as predictable as the deals, so a scripted game replays."""
+    seed = conf.deal_seed()
+    if seed is not None:
+        return random.Random(f"{seed}:computer:{turn.match_id}:{turn.version}")
+    return random.Random(secrets.randbits(128))
+
+
+def _release(turn: ComputerTurn, frame: dict[str, Any]) -> None:
+    """Apply the computer's decided ``frame`` (at or after ``turn.release_at``)."""
+    with _lock:
+        _timers.difference_update([t for t in _timers if not t.is_alive() or t.finished.is_set()])
+    try:
         user = get_user_model().objects.get(pk=turn.user_id)
         from matches.play import db
 
@@ -153,6 +201,9 @@ def shutdown() -> None:
     with _lock:
         threads, processes = _threads, _processes
         _threads = _processes = None
+        for timer in _timers:
+            timer.cancel()  # a decision not released yet: the next process asks again
+        _timers.clear()
     for pool in (threads, processes):
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -173,6 +224,7 @@ class ComputerTurn:
     user_id: int
     view: dict[str, Any]
     history: list[dict[str, Any]]
+    release_at: int = 0  # epoch ms: the move is applied then, not before
 
 
 def computer_turn(match_id: int, version: int, now: int | None = None) -> ComputerTurn | None:
@@ -201,8 +253,16 @@ def computer_turn(match_id: int, version: int, now: int | None = None) -> Comput
         if "seq" in e
     ]
     view = view_for(m, state, f"seat{seat}", t)
+    assert state.decision_start is not None
     return ComputerTurn(
-        m.pk, m.version, seat, level, user_id, json.loads(json.dumps(view)), history
+        m.pk,
+        m.version,
+        seat,
+        level,
+        user_id,
+        json.loads(json.dumps(view)),
+        history,
+        state.decision_start + computer_pause()[1],
     )
 
 

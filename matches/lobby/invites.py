@@ -1,7 +1,8 @@
 """Invites and same-device matches: the casual ways into a match.
 
 Each takes the players' row locks and checks they are free
-(``matches.play.seating``) before the match is made.
+(``matches.play.seating``) before the match is made; each creation counts
+against its hourly budget (``matches.lobby.budgets``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from accounts.names import clean_guest_name
 from matches.lobby import invite_wait
+from matches.lobby.budgets import check_hourly
 from matches.models import Invite, Match
 from matches.play.errors import ServiceError
 from matches.play.seating import claim_players, lock_users, new_match
@@ -37,12 +39,14 @@ def create_same_device(user: Any, guest_name: str) -> Match:
     except ValidationError as e:
         raise ServiceError("bad_request", e.messages[0]) from None
     claim_players([user])
+    check_hourly(user, "same_device")
     return new_match(Match.Kind.SAME_DEVICE, user, None, name)
 
 
 @transaction.atomic
 def create_invite(user: Any) -> Invite:
     lock_users([user.pk])
+    check_hourly(user, "invite")
     open_invites = Invite.objects.filter(
         creator=user, status=Invite.Status.OPEN, expires_at__gt=timezone.now()
     ).count()

@@ -11,10 +11,12 @@ move it with ``time_machine``.
 
 **Choosing pairs** (:func:`choose_pairs`, pure): the longest-waiting player
 first; among those who fit, anyone but the opponent either of them just played
-(``last_opponent``, found at join) is preferred; the last opponent is taken only
-when nobody else fits. Among the preferred, the closest rating wins, then the
-longer wait. Seats are drawn at random. Two players one of whom blocked the
-other are never paired (:data:`KEEP_APART`, filled by ``social``).
+(``last_opponent``, found at join) and anyone they already had their rated
+matches of the day with (``matches.play.fairplay.spent_pairs``: such a match
+would be unrated) is preferred; those are taken only when nobody else fits.
+Among the preferred, the closest rating wins, then the longer wait. Seats are
+drawn at random. Two players one of whom blocked the other are never paired
+(:data:`KEEP_APART`, filled by ``social``).
 
 **Why two players never end up in two matches.** Pairing
 (:func:`pair_waiting`) is one transaction that first locks *every* queue entry
@@ -63,7 +65,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from matches import signals
+from matches.lobby import budgets
 from matches.models import Match, QueueEntry
+from matches.play import fairplay
 from matches.play.errors import ServiceError
 from matches.play.seating import busy_error, busy_user_ids, lock_users, new_match
 
@@ -108,7 +112,10 @@ def fits(a: QueueEntry, b: QueueEntry, now: datetime) -> bool:
 
 
 def choose_pairs(
-    entries: Sequence[QueueEntry], now: datetime, apart: set[frozenset[int]] | None = None
+    entries: Sequence[QueueEntry],
+    now: datetime,
+    avoid: set[frozenset[int]] | None = None,
+    apart: set[frozenset[int]] | None = None,
 ) -> list[tuple[QueueEntry, QueueEntry]]:
     """Pair the waiting players (pure; ``entries`` in any order; never a pair in ``apart``)."""
     remaining = sorted(entries, key=lambda e: (e.joined_at, e.pk or 0))
@@ -126,7 +133,9 @@ def choose_pairs(
         fresh = [
             b
             for b in fitting
-            if b.user_id != a.last_opponent_id and a.user_id != b.last_opponent_id
+            if b.user_id != a.last_opponent_id
+            and a.user_id != b.last_opponent_id
+            and frozenset((a.user_id, b.user_id)) not in (avoid or ())
         ]
         b = min(fresh or fitting, key=lambda b: (abs(a.rating - b.rating), b.joined_at, b.pk or 0))
         remaining.remove(b)
@@ -178,8 +187,12 @@ def status_of(user: Any, now: datetime | None = None) -> dict[str, Any]:
     """
     now = now or timezone.now()
     entry = QueueEntry.objects.filter(user_id=user.pk).first()
+    until = fairplay.cooldown_until(user, now)
     out: dict[str, Any] = {
         "in_queue": entry is not None,
+        # A no-show cooldown running now: when it ends (epoch ms), else None.
+        "cooldown_until": None if until is None else _ms(until),
+        "cooldown_text": "" if until is None else timezone.localtime(until).strftime("%H:%M:%S"),
         "server_now": _ms(now),
         "schedule": {
             "start": WINDOW_START,
@@ -265,14 +278,25 @@ def join(user: Any, *, pair: bool = True) -> JoinResult:
     """Put ``user`` in the ranked queue (idempotent), then try to pair at once.
 
     Refused (``ServiceError("busy")``) while the player has a waiting or live match,
-    and always for a bot account (``bot_not_ranked``: bots play casual matches only).
+    always for a bot account (``bot_not_ranked``: bots play casual matches only),
+    during a no-show cooldown (``cooldown``, ``matches.play.fairplay``) and over the
+    joins-per-minute budget (``rate_limited``, ``matches.lobby.budgets``).
     """
+    budgets.check_queue_join(user)
     with transaction.atomic():
         locked = lock_users([user.pk]).get(user.pk)
         if locked is not None and locked.plays_as_bot:  # read under the lock: see become_bot
             raise ServiceError(
                 "bot_not_ranked",
                 _("A bot account plays casual matches only: it cannot join the ranked queue."),
+            )
+        until = fairplay.cooldown_until(user)
+        if until is not None:
+            raise budgets.Limited(
+                _("You left ranked matches before they started: you can join again at %(at)s.")
+                % {"at": timezone.localtime(until).strftime("%H:%M:%S")},
+                _ms(until),
+                code="cooldown",
             )
         if (busy := busy_error(user.pk, mine=True, waiting_ok=False)) is not None:
             raise busy
@@ -334,7 +358,8 @@ def pair_waiting(now: datetime | None = None) -> list[Match]:
         waiting = [e for e in entries if e not in drop]
         ids = [e.user_id for e in waiting]
         apart = set().union(*(hook(ids) for hook in KEEP_APART)) if KEEP_APART else set()
-        for a, b in choose_pairs(waiting, now, apart):
+        avoid = fairplay.spent_pairs(ids, now)
+        for a, b in choose_pairs(waiting, now, avoid, apart):
             users = lock_users([a.user_id, b.user_id], skip_locked=True)
             if len(users) < 2:
                 continue  # someone else holds a user: the next sweep tries again

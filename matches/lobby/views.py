@@ -51,7 +51,10 @@ def queue_join(request: HttpRequest) -> HttpResponse:
         if getattr(request, "bot_token", None) is not None:
             # A program with a bearer token (accounts/tokens.py) is told in JSON.
             status = 403 if e.code == "bot_not_ranked" else 409
-            return JsonResponse({"code": e.code, "message": e.message}, status=status)
+            body: dict[str, Any] = {"code": e.code, "message": e.message}
+            if getattr(e, "retry_at", None) is not None:  # rate_limited, cooldown
+                body["retry_at"], status = e.retry_at, 429  # type: ignore[attr-defined]
+            return JsonResponse(body, status=status)
         if request.htmx:
             return _card(request, e.message)
         messages.error(request, e.message)

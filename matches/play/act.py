@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 import engine
 from matches import conf
 from matches.models import Match
+from matches.play import fairplay
 from matches.play.audience import Change
 from matches.play.credit import LastCredit
 from matches.play.errors import ServiceError, illegal_message
@@ -104,11 +105,11 @@ def _waiting_op(
 ) -> engine.MatchState | None:
     assert m.ready_deadline_ms is not None
     if now >= m.ready_deadline_ms:
-        abort(m, now, events)
+        abort(m, now, events, blame=not_ready(m))
         return None
     if op == "resign":
         # Before the first decision leaving is an abort: no result (RULES §1).
-        abort(m, now, events)
+        abort(m, now, events, blame=seats)
         return None
     if op != "start":
         raise ServiceError("not_started", _("Press Start first."), version=m.version)
@@ -164,7 +165,7 @@ def _live_op(
     if ev:
         # The clock ran out before this frame arrived: the frame is not applied.
         events.extend(ev)
-        finish_if_over(m, expired)
+        finish_if_over(m, expired, events)
         return expired
     if op == "flag":
         if state.phase == engine.HAND_OVER:
@@ -226,7 +227,7 @@ def _follow_forced(
         m.ready = [False, False]
         computer_ready(m)
         m.ready_deadline_ms = now + conf.continue_window_ms()
-    finish_if_over(m, state)
+    finish_if_over(m, state, events)
     return state
 
 
@@ -262,7 +263,8 @@ def maybe_auto_continue(
     return state
 
 
-def finish_if_over(m: Match, state: engine.MatchState) -> None:
+def finish_if_over(m: Match, state: engine.MatchState, events: list[dict[str, Any]]) -> None:
+    """Finish ``m`` if ``state`` is over; ``events``: this change's, not yet recorded."""
     if state.phase != engine.MATCH_OVER or m.status == Match.Status.FINISHED:
         return
     m.status = Match.Status.FINISHED
@@ -270,6 +272,8 @@ def finish_if_over(m: Match, state: engine.MatchState) -> None:
     m.end_reason = state.end or ""
     m.finished_at = timezone.now()
     m.ready_deadline_ms = None
+    # Rated only if really played, and not once too often by the same pair.
+    m.unrated_reason = fairplay.unrated_reason(m, events)
     # Ratings change in this same transaction: never a finished match without them.
     from ratings.services import settle_match
 
@@ -278,13 +282,20 @@ def finish_if_over(m: Match, state: engine.MatchState) -> None:
         m.rating_delta = [changes.get(m.player0_id), changes.get(m.player1_id)]
 
 
-def abort(m: Match, now: int, events: list[dict[str, Any]]) -> None:
+def abort(m: Match, now: int, events: list[dict[str, Any]], *, blame: list[int]) -> None:
+    """Abort waiting ``m``; in ranked play the ``blame`` seats are charged a no-show."""
     m.status = Match.Status.ABORTED
     m.end_reason = "abort"
     m.finished_at = timezone.now()
     m.ready_deadline_ms = None
     events.append({"type": "aborted", "t": now})
     match_called_off.send(sender=Match, match=m)  # a called-off invite opens again (lobby)
+    fairplay.record_no_show(m, blame)
+
+
+def not_ready(m: Match) -> list[int]:
+    """The seats that have not pressed 開始 (charged when the start window closes)."""
+    return [s for s, r in enumerate(m.ready) if not r]
 
 
 def credit_rejoin(

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 import engine
 from matches.models import Match, RematchOffer
+from matches.play import fairplay
 
 
 def audiences(m: Match) -> tuple[str, ...]:
@@ -107,12 +108,14 @@ def state_frame(view: dict[str, Any]) -> str:
 
 def _result(m: Match) -> dict[str, Any] | None:
     if m.status == Match.Status.FINISHED:
-        return {"winner": m.winner_seat, "end": m.end_reason}
-    if m.status == Match.Status.ABORTED:
-        return {"winner": None, "end": "abort"}
-    if m.status == Match.Status.VOIDED:
-        return {"winner": None, "end": "void", "reason": m.void_reason}
-    return None
+        result: dict[str, Any] = {"winner": m.winner_seat, "end": m.end_reason}
+    elif m.status == Match.Status.ABORTED:
+        result = {"winner": None, "end": "abort"}
+    elif m.status == Match.Status.VOIDED:
+        result = {"winner": None, "end": "void", "reason": m.void_reason}
+    else:
+        return None
+    return {**result, **fairplay.result_fields(m)}  # rated, unrated_reason
 
 
 def rematch_block(m: Match) -> dict[str, Any] | None:

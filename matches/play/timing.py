@@ -1,7 +1,7 @@
 """The match's time: the clock read, the windows, and when a row must next be looked at.
 
 Every change writes ``wake_at_ms`` (:func:`next_wakeup`): a clock running out,
-a start or continue window closing, the computer's pause being over, the seat
+a start or continue window closing, the computer's time to think, the seat
 cut by an outage not being back. The sweeper (``matches.clock``) finds overdue
 rows by that column, so no deadline needs a timer in memory.
 
@@ -10,7 +10,6 @@ Read the clock through :func:`now_ms` (as ``timing.now_ms()``: tests set it).
 
 from __future__ import annotations
 
-import random
 import time
 
 import engine
@@ -58,10 +57,15 @@ def computer_to_act(m: Match, state: engine.MatchState) -> tuple[int, int] | Non
     return found
 
 
-def computer_pause(m: Match) -> int:
-    # From the match and version: the same after a restart, different each decision.
-    lo, hi = conf.computer_pause_ms()
-    return lo + random.Random(f"{m.pk}:{m.version}").randrange(hi - lo + 1)
+def computer_pause() -> tuple[int, int]:
+    """``(think_at, release_at)``: ms after the computer's decision began.
+
+    It starts thinking at the first and its move is released at the second,
+    whatever it computed and however long that took: no timing tells what its
+    hand holds (``matches.lobby.computer``). Never on the opponent's clock: the
+    opponent is not to act meanwhile.
+    """
+    return conf.computer_pause_ms()
 
 
 def rejoin_until(m: Match, state: engine.MatchState | None) -> int | None:
@@ -95,7 +99,7 @@ def next_wakeup(m: Match, state: engine.MatchState | None) -> int | None:
     deadline = engine.deadline(state)
     if deadline is not None and computer_to_act(m, state) is not None:
         assert state.decision_start is not None
-        return min(deadline, state.decision_start + computer_pause(m))
+        return min(deadline, state.decision_start + computer_pause()[0])
     held = rejoin_until(m, state)
     if deadline is not None and held is not None:
         return max(deadline, held)

@@ -38,8 +38,9 @@ from matches import signals
 from matches.clock import metrics
 from matches.lobby import matchmaking as queue
 from matches.play import admission, db, dbpool
-from matches.realtime import broadcast, periodic
+from matches.realtime import broadcast, budgets, periodic
 from matches.realtime.base import LayerSafe, language_of, parse_json, refuse
+from matches.realtime.session_sockets import ClosedWithSession
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -55,13 +56,15 @@ PRESENCE_EVERY_S = 10.0
 MAX_FRAME_BYTES = 1024
 
 
-class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
+class LobbyConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocketConsumer):
     group: str
     language: str
     _presence: asyncio.Task[None] | None = None
 
     user: Any
     in_queue = False  # as last sent: presence is stamped only while queued
+    counted = False  # in matches.realtime.budgets' count of the user's sockets
+    frame_budget: budgets.FrameBudget
 
     async def connect(self) -> None:
         broadcast.bind_loop(asyncio.get_running_loop())
@@ -81,10 +84,20 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         self.group = queue.lobby_group(self.user.pk)
         try:
             await self.channel_layer.group_add(self.group, self.channel_name)
+            session_holds = await self.watch_session(self.user)
         except Exception:
             del self.group
             await refuse(self, CLOSE_TRY_LATER)
             return
+        if not session_holds:
+            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+            return
+        too_many = budgets.open_socket(self.user.pk)
+        if too_many is not None:
+            await refuse(self, too_many)
+            return
+        self.counted = True
+        self.frame_budget = budgets.FrameBudget()
         await self.accept()
         self.accepted = True
         metrics.track_socket(self, "lobby")
@@ -94,6 +107,9 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         metrics.untrack_socket(self)
+        if self.counted:
+            self.counted = False
+            budgets.close_socket(self.user.pk)
         if self._presence is not None:
             self._presence.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -122,6 +138,14 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await self._seen("tick")
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        verdict = self.frame_budget.judge()
+        if verdict == "close":
+            self.closed_by_server = True
+            await self.close(code=budgets.CLOSE_FLOOD)
+            return
+        if verdict == "refuse":
+            await self._send_error("rate_limited", self._t(budgets.FLOOD_MESSAGE))
+            return
         if text_data is None or len(text_data) > MAX_FRAME_BYTES:
             await self._send_error("bad_request", self._t("That frame is not understood."))
             return
@@ -142,7 +166,12 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             try:
                 await db.run(_join, user, self.language)
             except ServiceError as e:
-                await self._send_error(e.code, str(e.message), match_id=e.match_id)
+                await self._send_error(
+                    e.code,
+                    str(e.message),
+                    match_id=e.match_id,
+                    retry_at=getattr(e, "retry_at", None),
+                )
             # The new state (or the pairing) arrives through the group after the commit.
         elif op == "leave":
             await db.run(queue.leave, user)
@@ -158,8 +187,17 @@ class LobbyConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         self.in_queue = bool(status["in_queue"])
         await self.send(text_data=json.dumps({"type": "queue", **status}))
 
-    async def _send_error(self, code: str, message: str, *, match_id: int | None = None) -> None:
+    async def _send_error(
+        self,
+        code: str,
+        message: str,
+        *,
+        match_id: int | None = None,
+        retry_at: int | None = None,
+    ) -> None:
         frame: dict[str, Any] = {"type": "error", "code": code, "message": message}
+        if retry_at is not None:
+            frame["retry_at"] = retry_at  # rate_limited, cooldown: when to try again
         if match_id is not None:
             frame["match_id"] = match_id
             frame["url"] = reverse("matches:match", args=[match_id])

@@ -38,9 +38,10 @@ from matches.play.audience import audience_of, state_frame, view_for
 from matches.play.errors import ServiceError
 from matches.play.frames import REMATCH_OPS
 from matches.play.store import current_view
-from matches.realtime import broadcast, periodic, protocol_v2
+from matches.realtime import broadcast, budgets, periodic, protocol_v2
 from matches.realtime.base import LayerSafe, frame_too_large, language_of, parse_json, refuse
 from matches.realtime.protocol_v2 import DeltaEncoder
+from matches.realtime.session_sockets import ClosedWithSession
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -55,7 +56,7 @@ from matches.realtime.token_sockets import (
 log = logging.getLogger(__name__)
 
 
-class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
+class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocketConsumer):
     match_id: int
     audience: str
     html: bool
@@ -67,6 +68,8 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     _stamped_at: int | None = None
     sent_fragments: dict[str, str]
     events: list[dict[str, Any]]
+    counted: bool = False  # in matches.realtime.budgets' count of sockets (and spectators)
+    frame_budget: budgets.FrameBudget
 
     async def connect(self) -> None:
         broadcast.bind_loop(asyncio.get_running_loop())
@@ -99,11 +102,21 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await self.channel_layer.group_add(
                 broadcast.group_name(self.match_id, self.audience), self.channel_name
             )
+            session_holds = await self.watch_session(self.user)
         except Exception:
             # The channel layer (Redis) is unreachable: no pushes could reach this
             # socket. Say so with a close code the page retries on, never a 500.
             await refuse(self, CLOSE_TRY_LATER)
             return
+        if not session_holds:
+            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+            return
+        too_many = budgets.open_socket(self.user.pk, watching_match=self._watched())
+        if too_many is not None:
+            await refuse(self, too_many)
+            return
+        self.counted = True
+        self.frame_budget = budgets.FrameBudget()
         if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
             # Back after our outage, perhaps the seat whose decision it cut: the
             # time it took to come back is given back too (a new version, pushed).
@@ -123,6 +136,9 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         # A (re)connection gets the whole current view.
         await self._send_view(view)
 
+    def _watched(self) -> int | None:
+        return self.match_id if self.audience == "watch" else None
+
     async def disconnect(self, code: int) -> None:
         metrics.untrack_socket(self)
         if self.accepted and hasattr(self, "audience"):
@@ -130,6 +146,9 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
                 await db.run(
                     presence.gone, self.match_id, presence.seats_of_audience(self.audience)
                 )
+        if self.counted:
+            self.counted = False
+            budgets.close_socket(self.user.pk, watching_match=self._watched())
         if hasattr(self, "audience"):
             # If the layer is gone, its group entries expire by themselves.
             with contextlib.suppress(Exception):
@@ -146,6 +165,10 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         # The rules time every action on receipt: as the transport read it, else now.
         stamped, self._stamped_at = self._stamped_at, None
         received_at = stamped if isinstance(stamped, int) else timing.now_ms()
+        verdict = self.frame_budget.judge()
+        if verdict != "ok":
+            await self._over_budget(verdict)
+            return
         if text_data is None:
             await self._send_error("bad_request", self._t("Frames are JSON text."))
             return
@@ -186,6 +209,14 @@ class MatchConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             view = view_for(outcome.match, outcome.state, self.audience, timing.now_ms())
             await self._send_view(view, force=True)
         # Everything else reaches this socket through its group after the commit.
+
+    async def _over_budget(self, verdict: str) -> None:
+        """Frames past this socket's budget are not read (matches.realtime.budgets)."""
+        if verdict == "close":
+            self.closed_by_server = True
+            await self.close(code=budgets.CLOSE_FLOOD)
+        else:
+            await self._send_error("rate_limited", self._t(budgets.FLOOD_MESSAGE))
 
     def _t(self, message: str) -> str:
         with translation.override(self.language):

@@ -15,7 +15,13 @@ from django.utils.translation import ngettext
 from accounts.display import rating_text
 from matches.ui.board_svg import domino
 from matches.ui.i18n import _, in_language, translator
-from matches.ui.results import after_links, rematch_panel, result_panel, settlement_panel
+from matches.ui.results import (
+    after_links,
+    rated_rule,
+    rematch_panel,
+    result_panel,
+    settlement_panel,
+)
 from matches.ui.text import (
     CHIP,
     clock_ms,
@@ -249,6 +255,8 @@ def _overlay(view: dict[str, Any], players: list[dict[str, Any]], server_now: An
             "can_start": can_start,
             "time_control": time_control(),
             "countdown": countdown(m.get("ready_deadline"), server_now, "start-countdown"),
+            # What makes a ranked match rated, and what leaving before Start costs.
+            "rated_rule": rated_rule() if m.get("kind") == "ranked" else "",
         }
     if view.get("awaiting_reveal") and m.get("status") == "live" and not watching:
         to_act = view.get("to_act")

@@ -5,12 +5,45 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from django.utils.translation import pgettext
+from django.utils.translation import gettext_noop, pgettext
 
 from accounts.display import rating_text
+from matches import conf
 from matches.ui.board_svg import domino
 from matches.ui.i18n import _
 from matches.ui.text import countdown, how_text, points_and_chips, seat_name
+
+# The result card's sentence for a ranked match that was not rated (the view's
+# ``match.result.unrated_reason``, decided by matches.play.fairplay); ``casual``,
+# ``aborted`` and ``void`` need none (the headline says it).
+_UNRATED = {
+    "too_short": gettext_noop(
+        "Not rated: the match was too short (each player needs 3 decisions, or a hand "
+        "played to its end)."
+    ),
+    "pair_limit": gettext_noop(
+        "Not rated: you two already played 2 rated matches against each other in the last 24 hours."
+    ),
+}
+
+
+def unrated_text(reason: str | None) -> str:
+    """The result card's sentence for an ``unrated_reason`` (empty when none is needed)."""
+    text = _UNRATED.get(reason or "")
+    return str(_(text)) if text is not None else ""
+
+
+def rated_rule() -> str:
+    """The start screen's line on what makes a ranked match rated (matches.play.fairplay)."""
+    return str(
+        _(
+            "Rated when each player makes at least %(n)d decisions or a hand is played to its "
+            "end; at most %(k)d rated matches a day between the same two players. Leaving "
+            "before Start, or not pressing it, counts against you: repeated, it keeps you "
+            "out of the ranked queue for a while."
+        )
+        % {"n": conf.rated_min_decisions(), "k": conf.rated_pair_limit()}
+    )
 
 
 def settlement_panel(view: dict[str, Any], players: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -109,7 +142,8 @@ def result_panel(view: dict[str, Any], players: list[dict[str, Any]], me: int, o
         headline = _("Match cancelled")
         reason = _("Aborted before the first decision: no winner, no rating change")
     return {"winner": w, "end": end, "how": how_text(end), "headline": headline,
-            "reason": reason, "ratings": _rating_changes(m, players)}  # fmt: skip
+            "reason": reason, "ratings": _rating_changes(m, players),
+            "unrated": unrated_text(res.get("unrated_reason"))}  # fmt: skip
 
 
 def _rating_changes(m: dict[str, Any], players: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -94,7 +94,7 @@
     socket.addEventListener("message", onMessage);
     socket.addEventListener("close", function (event) {
       socket = null;
-      if (event.code === 4401) return; // logged out
+      if (event.code === 4401 || event.code === 4430) return; // logged out; too many sockets
       setTimeout(connect, retry);
       retry = Math.min(retry * 2, 10000);
     });

@@ -274,14 +274,33 @@ def test_bot_accounts_play_casual_arenas_only(transactional_db: Any) -> None:
     assert services.pair_arena(rated.pk).paired == []
 
 
-def test_rated_arena_matches_change_ratings_like_any(arena: Arena, tables: Tables) -> None:
+def test_rated_arena_matches_change_ratings_like_any(
+    arena: Arena, tables: Tables, settings: Any
+) -> None:
     from ratings.services import rating_of
 
+    # A resign right after 開始 is too short to be rated (matches.play.fairplay,
+    # the next test): here the rating's wiring is the subject, not that rule.
+    settings.RATED_MIN_DECISIONS = 0
     a, b = players(2)
     join_all(arena, [a, b])
     services.pair_arena(arena.pk)
     win(tables, current(arena, a), a)
     assert rating_of(a).value > 1500 > rating_of(b).value
+
+
+def test_a_rated_arena_match_resigned_at_once_moves_no_rating(arena: Arena, tables: Tables) -> None:
+    from ratings.services import rating_of
+
+    a, b = players(2)
+    join_all(arena, [a, b])
+    services.pair_arena(arena.pk)
+    m = win(tables, current(arena, a), a)
+    m.refresh_from_db()
+    assert m.status == Match.Status.FINISHED and m.winner_seat == m.seats_of(a.pk)[0]
+    # The arena's ranked rules are the queue's: each player needs 3 decisions.
+    assert m.rating_delta is None and m.unrated_reason == "too_short"
+    assert rating_of(a).value == 1500 == rating_of(b).value
 
 
 def test_standings_are_pushed_once_per_change(arena: Arena) -> None:

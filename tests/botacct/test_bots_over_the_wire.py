@@ -98,7 +98,12 @@ def test_two_bots_play_a_whole_match_and_a_revoked_token_is_shut_out(
         assert r == {
             "match_id": m.pk,
             "status": "finished",
-            "result": {"winner": m.winner_seat, "end": "balance"},
+            "result": {
+                "winner": m.winner_seat,
+                "end": "balance",
+                "rated": False,
+                "unrated_reason": "casual",
+            },
         }
     assert m.status == Match.Status.FINISHED and m.end_reason == "balance"  # played out
     events = MatchEvent.objects.filter(match=m)

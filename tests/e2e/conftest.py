@@ -70,6 +70,10 @@ def live_server(
         "SB_DEAL_SEED": DEAL_SEED,
         "COMPUTER_PAUSE_MS": "50,150",  # the computer's person-like pause, shortened
         "SIGNUP_RATE": "1000/h",  # every browser signs up from 127.0.0.1
+        # With the computer answering in 150 ms a scripted browser plays faster than
+        # any person could: the per-socket frame budget is tested in tests/trust/.
+        "SOCKET_FRAMES_PER_S": "1000",
+        "SOCKET_FRAME_BURST": "1000",
         "DEBUG": "1",
         "PYTHONUNBUFFERED": "1",
     }

@@ -35,4 +35,10 @@ def staff(db: Any) -> Any:
 @pytest.fixture
 def tables(db: Any, settings: Any) -> Tables:
     use_embedded_default(settings, deal_seed=5)
+    # These tests are about what a rated match does (Elo, pages), made quickly by a
+    # resign after 開始 and by the same two players again and again: the fair-play
+    # rules that would leave such matches unrated (matches.play.fairplay) are tested
+    # in tests/trust/.
+    settings.RATED_MIN_DECISIONS = 0
+    settings.RATED_PAIR_LIMIT = 10**6
     return Tables()

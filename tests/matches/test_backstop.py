@@ -90,7 +90,12 @@ async def _nobody_moves(match: Match, alice: Any, bob: Any) -> list[int]:
             view = frame["view"]
             assert view["phase"] == engine.MATCH_OVER and view["end"] == "time"
             assert view["winner"] == 1 - loser
-            assert view["match"]["result"] == {"winner": 1 - loser, "end": "time"}
+            assert view["match"]["result"] == {
+                "winner": 1 - loser,
+                "end": "time",
+                "rated": False,
+                "unrated_reason": "casual",
+            }
             assert view["clocks"]["main"][loser] == 0
         m = await database_sync_to_async(Match.objects.get)(pk=match.pk)
         assert m.status == Match.Status.FINISHED and m.end_reason == "time"

@@ -128,7 +128,12 @@ def test_a_match_nobody_starts_within_its_window_is_aborted_without_result(
     m = table.refresh()
     assert m.status == Match.Status.ABORTED
     assert m.winner_seat is None and m.state is None
-    assert _result(m) == {"winner": None, "end": "abort"}
+    assert _result(m) == {
+        "winner": None,
+        "end": "abort",
+        "rated": False,
+        "unrated_reason": "aborted",
+    }
     assert _kinds(m.pk)[-1] == "aborted"
 
 
