@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django import template
+from django.utils.safestring import SafeString, mark_safe
 
 from matches.ui.text import side_label as _side_label
 from matches.ui.text import tile_label as tile_text
@@ -16,6 +17,15 @@ register = template.Library()
 def tile(t: Sequence[int] | None) -> str:
     """``[3|6]``."""
     return tile_text(t)
+
+
+@register.filter
+def domino(t: Sequence[int]) -> SafeString:
+    """The tile drawn as the match page draws a hand's (matches.ui.board_svg.domino): pips
+    read at a glance where ``[3|6]`` must be read digit by digit. Numbers only go in."""
+    from matches.ui.board_svg import domino as draw
+
+    return mark_safe(draw(t, vertical=True)["svg"])  # noqa: S308 - built from two ints
 
 
 @register.filter
