@@ -15,7 +15,8 @@ from tests.support import Tables, make_user, use_embedded_default
 
 # The size a chart label is drawn at on screen: its font size times the scale its SVG
 # is drawn at (a viewBox shrunk to the phone's width shrinks its text with it).
-LABEL_PX = """() => Array.from(document.querySelectorAll("#replay .chart-box text, #replay .chart-box .chart__label, #replay svg.chart text"))
+LABEL_PX = """() => Array.from(document.querySelectorAll(
+    "#replay .chart-box text, #replay .chart-box .chart__label, #replay svg.chart text"))
   .filter((e) => e.getBoundingClientRect().height > 0)
   .map((e) => {
     const px = parseFloat(getComputedStyle(e).fontSize);
