@@ -40,6 +40,13 @@ def domino(t: Sequence[int]) -> SafeString:
     )
 
 
+_PAINT = {
+    "domino__body": 'fill="#fffdf6" stroke="#2d2a26" stroke-width="1"',
+    "domino__line": 'stroke="#8a857b" stroke-width="1"',
+    "pip": 'fill="#1b1a18"',
+}
+
+
 @register.simple_tag
 def domino_symbols() -> SafeString:
     """The 28 tiles' drawings once, as ``<symbol>``s for ``domino`` to use (outside #replay,
@@ -51,6 +58,9 @@ def domino_symbols() -> SafeString:
             box = re.search(r'viewBox="[^"]*"', svg)
             assert box is not None
             inner = svg[svg.index(">") + 1 : svg.rindex("</svg>")]
+            # Colours as attributes: a <use> copy is not styled by the page's selectors.
+            for cls, paint in _PAINT.items():
+                inner = inner.replace(f'class="{cls}"', f'class="{cls}" {paint}')
             out.append(f'<symbol id="domino-{a}-{b}" {box[0]}>{inner}</symbol>')
     return mark_safe(  # noqa: S308 - built from ints
         '<svg class="domino-sprite" width="0" height="0" aria-hidden="true" focusable="false">'
