@@ -69,6 +69,14 @@ def test_on_a_phone_the_hands_are_domino_tiles(
                 "(ls) => ls.map((l) => l.getAttribute('aria-label') || '')"
             )
             assert labels and all(re.fullmatch(r"\[\d\|\d\]", x) for x in labels), labels
+            # Every drawing is there to be used, with a light face (unpainted, SVG is black).
+            faces = hand.locator("li.tile use").evaluate_all(
+                """(us) => us.map((u) => {
+                  const s = document.querySelector(u.getAttribute("href"));
+                  return s ? getComputedStyle(s.querySelector(".domino__body")).fill : null;
+                })"""
+            )
+            assert faces and all(f == "rgb(255, 253, 246)" for f in faces), faces
             drawn = hand.locator("li.tile svg.domino-svg").first.bounding_box()
             assert drawn is not None and drawn["height"] >= 40, drawn  # big enough to count pips
 
