@@ -212,7 +212,9 @@
 
   function rulesSheet() { return document.getElementById("sb-rules"); }
 
-  function openRules() {
+  // ``term``: a word of the game tapped on the table (data-term): the sheet opens at its
+  // line of the glossary (templates/rules/_glossary.html), marked.
+  function openRules(term) {
     var d = rulesSheet();
     if (!d) return;
     // Not modal: the clocks above and below the table stay in view, and keep running.
@@ -225,6 +227,14 @@
     else d.setAttribute("open", "");
     var close = $("[data-testid=rules-close]", d);
     if (close) close.focus();
+    Array.prototype.forEach.call(d.querySelectorAll(".glossary .is-pointed"), function (e) {
+      e.classList.remove("is-pointed");
+    });
+    var entry = term ? document.getElementById("term-" + term) : null;
+    if (entry && d.contains(entry)) {
+      entry.classList.add("is-pointed");
+      entry.scrollIntoView({ block: "start" });
+    }
   }
 
   function closeRules() {
@@ -350,7 +360,8 @@
 
   document.addEventListener("click", function (ev) {
     var t = ev.target;
-    if (t.closest("[data-open-rules]")) { openRules(); return; }
+    var rules = t.closest("[data-open-rules]");
+    if (rules) { openRules(rules.dataset.term); return; }
     if (t.closest("[data-notify-toggle]")) { toggleAlert(); return; }
     var step = t.closest("[data-step]");
     if (step) {

@@ -386,3 +386,33 @@ def test_your_turn_changes_the_title_and_alerts_only_when_asked(
     assert len(page.evaluate("window.buzz")) == (1 if opted_in else 0)
     swap_in(page, _ranked({**theirs, "match": {**theirs["match"], "version": 9}}), "ja")
     assert page.title() == title
+
+
+@pytest.mark.parametrize(
+    ("scene", "term", "word"),
+    [
+        ("turn-start", "hand", "ハンド"),
+        ("turn-start", "talon", "タロン"),
+        ("auction-open", "jockey", "ジョッキー"),
+        ("turn-start", "spinner", "分岐ダブル"),
+    ],
+)
+def test_a_word_of_the_game_tapped_opens_the_rules_at_its_glossary_line(
+    open_scene: Any, scenes: dict[str, Any], scene: str, term: str, word: str
+) -> None:
+    page = open_scene(scenes[scene], "phone")
+    button = page.locator(f"[data-open-rules][data-term={term}]")
+    assert word in button.inner_text()
+    box = button.bounding_box()
+    assert box["width"] >= 44 and box["height"] >= 44, box  # a whole tap target
+    sheet = page.locator("[data-testid=rules-sheet]")
+    assert not sheet.is_visible()
+    button.click()
+    assert sheet.is_visible()
+    entry = sheet.locator(f"#term-{term}")
+    assert word in entry.locator("dt").inner_text()
+    assert "is-pointed" in (entry.get_attribute("class") or "")
+    assert sheet.locator(".is-pointed").count() == 1  # only the tapped word's line
+    # Its line is in the sheet's view, not left below the fold.
+    line, shown = entry.bounding_box(), sheet.bounding_box()
+    assert shown["y"] <= line["y"] < shown["y"] + shown["height"], (line, shown)
