@@ -109,7 +109,7 @@ def test_follow_then_the_friend_is_listed_online_with_a_challenge_button(new_pag
     alice.screenshot(path=str(ARTIFACTS / "social-friends-360.png"), full_page=True)
     friend = alice.locator("[data-testid=friends-online] [data-testid=friend]")
     assert friend.count() == 1 and "bob_fo" in friend.inner_text()
-    assert "1500?" in friend.inner_text()  # the rating
+    assert "1500（暫定）" in friend.inner_text()  # the rating
     _no_sideways_scroll(alice)
     _tap_size_ok(alice, "[data-testid=friend-challenge]")
     alice.click("[data-testid=friend-challenge]")

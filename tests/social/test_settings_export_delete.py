@@ -108,8 +108,9 @@ def test_export_of_a_match_not_over_has_no_steps(
 
 
 def test_deleting_the_account_makes_the_name_anonymous_and_keeps_ratings(
-    tables: Tables, db: Any
+    tables: Tables, db: Any, settings: Any
 ) -> None:
+    settings.RATED_MIN_DECISIONS = 0  # a rated match made quickly (fair play: tests/trust/)
     alice = make_user("alice", PASSWORD)
     bob = make_user("bob", PASSWORD)
     m = tables.resign(tables.start(tables.ranked(alice, bob)), alice)
