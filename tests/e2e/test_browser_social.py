@@ -23,6 +23,7 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from tests.e2e.conftest import ARTIFACTS, _free_port, live_server, sign_up
+from tests.mailbox import Inbox
 
 PHONE = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 800}
@@ -232,22 +233,6 @@ def test_a_deleted_account_reads_as_anonymous_in_the_opponents_history(new_page:
 
 
 # --- password reset through a real SMTP server on loopback ---------------------------
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        self.messages.append(email.message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def wait(self, n: int, deadline_s: float = 10.0) -> list[Message]:
-        end = time.monotonic() + deadline_s
-        while len(self.messages) < n:
-            assert time.monotonic() < end, f"{n} mail(s) not received in {deadline_s} s"
-            time.sleep(0.05)
-        return self.messages
 
 
 @pytest.fixture(scope="module")

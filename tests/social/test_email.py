@@ -15,27 +15,10 @@ from aiosmtpd.controller import Controller
 from django.test import Client
 
 from accounts.models import User
+from tests.mailbox import Inbox
 from tests.support import PASSWORD, make_user
 
 DEADLINE_S = 5.0
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        self.messages.append(email.message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def wait(self, n: int = 1) -> list[Message]:
-        import time
-
-        end = time.monotonic() + DEADLINE_S
-        while len(self.messages) < n:
-            assert time.monotonic() < end, f"{n} mail(s) not received within {DEADLINE_S} s"
-            time.sleep(0.02)
-        return self.messages
 
 
 def _free_port() -> int:
@@ -48,7 +31,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def smtp(settings: Any) -> Iterator[Inbox]:
-    inbox = Inbox()
+    inbox = Inbox(DEADLINE_S)
     ctl = Controller(inbox, hostname="127.0.0.1", port=_free_port())
     ctl.start()
     try:
