@@ -14,7 +14,7 @@ import hashlib
 import json
 
 from django.contrib.staticfiles import finders
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -66,3 +66,13 @@ def service_worker(request: HttpRequest) -> HttpResponse:
     response = HttpResponse(head + source, content_type="text/javascript; charset=utf-8")
     response["Service-Worker-Allowed"] = "/"
     return response
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers ask for on pages naming no icon (the admin's).
+
+    The icon's URL is looked up per request: with the manifest storage it carries
+    a hash only once ``collectstatic`` has run, which may be after this module loads.
+    """
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

@@ -1,9 +1,8 @@
 """URLs: the lobby and matches at the root, accounts, the rules, the admin, and set_language."""
 
 from django.contrib import admin
-from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic.base import RedirectView, TemplateView
+from django.views.generic.base import TemplateView
 
 from config import pwa
 from matches.clock import metrics
@@ -12,7 +11,7 @@ from matches.health import HealthView  # noqa: E402
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's).
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    path("favicon.ico", pwa.favicon, name="favicon"),
     path("i18n/", include("django.conf.urls.i18n")),
     # The web app: its manifest, its service worker and the page the worker shows offline.
     path("manifest.webmanifest", pwa.manifest, name="manifest"),

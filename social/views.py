@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -20,6 +21,7 @@ from accounts.views import safe_next
 from matches.play.errors import ServiceError
 
 from . import blocks, challenges, notify
+from .models import Challenge
 
 
 def _back(request: HttpRequest) -> HttpResponse:
@@ -113,12 +115,22 @@ def friends_fragment(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def toast(request: HttpRequest) -> HttpResponse:
-    """The newest unread notification as a toast (fetched by notify.js on a push)."""
-    n = (
-        request.user.notifications.filter(read_at__isnull=True)
-        .select_related("actor", "challenge")
-        .first()
-    )
+    """The newest unread notification as a toast (fetched by notify.js on a push).
+
+    With ``?pending=1`` (notify.js asks so each time its socket opens) only a
+    challenge to this player that is still open: one made while the page was
+    loading or its socket reconnecting was pushed to nobody, and must not be missed.
+    """
+    unread = request.user.notifications.filter(read_at__isnull=True)
+    if request.GET.get("pending"):
+        unread = unread.filter(
+            kind="challenge",
+            challenge__status=Challenge.Status.OPEN,
+            challenge__expires_at__gt=timezone.now(),
+        )
+    n = unread.select_related("actor", "challenge").first()
+    if n is None and request.GET.get("pending"):
+        return HttpResponse(status=204)
     return render(
         request,
         "social/_toast.html",

@@ -27,13 +27,16 @@
     c.hidden = !n;
   }
 
-  function showToast() {
+  // pending: only a challenge to us still open (asked each time the socket opens,
+  // since one made while it was connecting was pushed to no socket of ours).
+  function showToast(pending) {
     var bell = document.getElementById("sb-bell");
     var box = document.getElementById("sb-toasts");
     if (!bell || !box) return;
     var url = bell.dataset.toastUrl + "?next=" + encodeURIComponent(location.pathname);
+    if (pending) url += "&pending=1";
     fetch(url, { credentials: "same-origin" })
-      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (r) { return r.status === 200 ? r.text() : ""; })
       .then(function (html) {
         if (!html) return;
         box.innerHTML = html;
@@ -61,7 +64,7 @@
         window.location.assign(n.url); // our challenge was accepted: to the match
         return;
       }
-      showToast();
+      showToast(false);
       if (window.sbFeedback) window.sbFeedback(); // sound / vibration, if the page has them
     } else if (msg.type === "challenge_closed") {
       var box = document.getElementById("sb-toasts");
@@ -72,7 +75,10 @@
   function connect() {
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
     var socket = new WebSocket(scheme + location.host + "/ws/lobby/");
-    socket.addEventListener("open", function () { retry = 1000; });
+    socket.addEventListener("open", function () {
+      retry = 1000;
+      showToast(true);
+    });
     socket.addEventListener("message", onMessage);
     socket.addEventListener("close", function (event) {
       if (event.code === 4401 || event.code === 4403) return; // logged out / refused
