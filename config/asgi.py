@@ -8,12 +8,13 @@ The WebSocket consumers check the origin and read the session themselves
 
 import os
 
-from django.core.asgi import get_asgi_application
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-# get_asgi_application() runs django.setup(); everything that touches models
-# (the consumers behind matches.routing) must be imported after it.
+from config.http_threads import get_asgi_application  # noqa: E402
+
+# get_asgi_application() runs django.setup() and returns Django's handler with each
+# request's thread taken from a pool (config/http_threads.py); everything that
+# touches models (the consumers behind matches.routing) must be imported after it.
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -144,6 +144,21 @@ def test_the_bid_steps_by_five_and_the_jockey_sees_what_it_would_pay(open_page: 
     assert sent(page) == [{"op": "bid", "amount": 60, "version": 7}]
 
 
+def test_the_jockey_badge_on_the_player_bar_explains_the_word_in_one_tap(open_page: Any) -> None:
+    page = open_page(auction_for_jockey(), lang="ja")
+    badge = page.locator("[data-testid=jockey-0]")
+    assert "ジョッキー" in badge.inner_text()
+    assert page.locator("[data-testid=jockey-1]").count() == 0  # only the jockey wears it
+    box = badge.bounding_box()
+    assert box["width"] >= 44 and box["height"] >= 44, box
+    sheet = page.locator("[data-testid=rules-sheet]")
+    assert not sheet.is_visible()
+    badge.click()
+    assert sheet.is_visible()
+    assert "is-pointed" in (sheet.locator("#term-jockey").get_attribute("class") or "")
+    assert sent(page) == []  # a word explained, nothing sent to the server
+
+
 def test_accept_and_decline_send_their_ops(open_page: Any) -> None:
     page = open_page(auction_for_jockey())
     page.click('[data-op="accept"]')

@@ -79,8 +79,15 @@ try {
           .map((ref) => `${ref.id} (${lhr.audits[ref.id].score}): ${lhr.audits[ref.id].title}`);
       }
     }
+    // The figures behind the performance score (simulated slow 4G and a 4× slower CPU).
+    const metrics = {};
+    for (const id of ["first-contentful-paint", "largest-contentful-paint", "total-blocking-time",
+      "cumulative-layout-shift", "speed-index"]) {
+      const a = lhr.audits[id];
+      if (a) metrics[id] = { value: a.numericValue, score: a.score };
+    }
     out[page.name] = {
-      url: page.url, final: lhr.finalDisplayedUrl, scores, lost, tries,
+      url: page.url, final: lhr.finalDisplayedUrl, scores, lost, metrics, tries,
       error: lhr.runtimeError ? lhr.runtimeError.code : null,
     };
   }

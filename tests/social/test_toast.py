@@ -1,0 +1,50 @@
+"""The bell's toast: a challenge made before the page's socket opened is not missed.
+
+notify.js fetches ``/notifications/toast/?pending=1`` each time its socket opens;
+that answers with a challenge to this player only while it can still be accepted.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import time_machine
+from django.utils import timezone
+
+from social.models import Challenge
+
+
+def _pending(api: Any, user: Any) -> Any:
+    return api(user).get("/notifications/toast/", {"pending": "1", "next": "/"})
+
+
+def test_an_open_challenge_is_offered_when_the_socket_opens_and_only_while_open(
+    api: Any, alice: Any, bob: Any, carol: Any
+) -> None:
+    assert _pending(api, bob).status_code == 204  # nothing to offer: no toast at all
+    ch = api(alice).post_json("/api/challenges/", {"username": "bob"}).json()
+    r = _pending(api, bob)
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert 'data-testid="toast-accept"' in html and "alice" in html
+    assert f"/challenges/{ch['id']}/accept/" in html
+    # Only to the one challenged: the challenger and a third player see nothing.
+    assert _pending(api, alice).status_code == 204
+    assert _pending(api, carol).status_code == 204
+    # Past its three minutes it is no longer offered (but the bell's list keeps it).
+    with time_machine.travel(timezone.now() + timedelta(minutes=4)):
+        assert _pending(api, bob).status_code == 204
+    # Declined: not offered again, while a follow notification is not a "pending" one.
+    api(bob).post_json(f"/api/challenges/{ch['id']}/decline/")
+    assert Challenge.objects.get(pk=ch["id"]).status == "declined"
+    api(carol).post_json("/api/follows/", {"username": "bob"})
+    assert bob.notifications.filter(kind="follow", read_at__isnull=True).exists()
+    assert _pending(api, bob).status_code == 204
+    # The toast a push asks for (no ``pending``) still shows the newest notification.
+    assert api(bob).get("/notifications/toast/").status_code == 200
+
+
+def test_the_toast_needs_a_login(client: Any) -> None:
+    r = client.get("/notifications/toast/", {"pending": "1"})
+    assert r.status_code == 302 and "/login/" in r["Location"]
