@@ -14,7 +14,7 @@ def test_staff_see_the_users_in_the_admin(client: Client, alice: Any, bob: Any) 
     page = response.content.decode()
     assert "alice" in page
     assert "bob" in page
-    assert "スペクタキュラー・ビッド 管理" in page
+    assert "スペクタキュラー・ビッド管理" in page
 
 
 def test_a_player_cannot_open_the_admin(client: Client, alice: Any) -> None:

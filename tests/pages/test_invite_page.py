@@ -41,7 +41,7 @@ def _page(client: Client, inv: Invite) -> str:
 
 def test_a_stranger_sees_who_invites_and_the_time_control(client: Client, invite: Invite) -> None:
     html = _page(client, invite)
-    assert "alice さんからカジュアル対局への招待です。" in html
+    assert "aliceさんからカジュアル対局への招待です。" in html
     assert "各自2分（120秒）" in html and "手番ごとに最初の10秒" in html
     assert 'href="/rules/"' in html
     assert ACCEPT not in html  # nothing to accept before logging in

@@ -90,7 +90,7 @@ def test_the_auction_examples_pay_with_the_jockey_discount(client: Client) -> No
     # The opponent's 15 accepted by the jockey: the opponent pays all 15.
     assert "相手が15点を払い" in auctions[1]
     # Declined: the jockey opens for free.
-    assert "辞退: ジョッキーが無料で開始します" in auctions[2]
+    assert "辞退：ジョッキーが無料で開始します" in auctions[2]
 
 
 def test_the_block_and_clock_examples_are_the_rules_numbers(client: Client) -> None:
@@ -99,7 +99,7 @@ def test_the_block_and_clock_examples_are_the_rules_numbers(client: Client) -> N
     for pips in (4, 18, 17, 6):
         assert f"目の合計 {pips}" in html
     assert re.findall(r'data-used="(\d+)"', html) == ["0", "3"]
-    assert "持ち時間: 120秒 → 120秒" in html and "持ち時間: 120秒 → 117秒" in html
+    assert "持ち時間：120秒 → 120秒" in html and "持ち時間：120秒 → 117秒" in html
 
 
 def test_a_figure_that_breaks_the_rules_is_refused() -> None:

@@ -104,7 +104,7 @@ def _drain() -> None:
 
 @pytest.mark.parametrize(
     ("lang", "text"),
-    [("ja", "alice さんからカジュアル対局の申し込みです。"),
+    [("ja", "aliceさんからカジュアル対局の申し込みです。"),
      ("en", "alice challenges you to a casual match.")],
 )  # fmt: skip
 def test_a_challenge_to_a_hidden_page_is_pushed_encrypted_and_signed(

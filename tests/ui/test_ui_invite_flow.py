@@ -31,7 +31,7 @@ def invite(transactional_db: Any, settings: Any) -> Invite:
 def _stranger_sees_the_invite(page: Any, inv: Invite) -> None:
     page.goto(f"/invites/{inv.code}/")
     assert page.locator("[data-testid=inviter]").inner_text() == (
-        "alice さんからカジュアル対局への招待です。"
+        "aliceさんからカジュアル対局への招待です。"
     )
     time_control = page.locator("[data-testid=time-control]").inner_text()
     assert "各自2分（120秒）" in time_control and "最初の10秒" in time_control

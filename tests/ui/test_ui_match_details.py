@@ -149,7 +149,7 @@ def test_after_an_outage_the_page_says_the_time_was_given_back_in_japanese() -> 
     v["match"]["credit"] = {"ms": 13_100, "seat": 1, "to": now - 5_000}
     status = element(frag(v, "ja"), "sb-status")
     assert (
-        "サーバーに 13 秒間接続できなかったため" in status and "bobの持ち時間に戻しました" in status
+        "サーバーに13秒間接続できなかったため" in status and "bobの持ち時間に戻しました" in status
     )
     v["match"]["credit"]["to"] = now - 120_000  # long ago: no longer news
     assert 'data-testid="outage"' not in element(frag(v, "ja"), "sb-status")

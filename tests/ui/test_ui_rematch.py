@@ -222,7 +222,7 @@ def test_a_voided_match_shows_void_and_its_reason_to_both_players(
         assert ops_in(html) == {"op-rematch"}  # a void is the service's fault: play again
         assert "This match was voided." in element(frag(v), "sb-status")
         ja = result_panel(v, "ja")
-        assert "中止 (レーティング結果なし)" in ja
+        assert "対局中止（レーティング結果なし）" in ja
         with translation.override("ja"):
             translated = translation.gettext(reason)
         assert translated != reason and translated in ja

@@ -84,6 +84,6 @@ def test_every_figure_draws_the_engines_counted_ends(browser: Any, live_server: 
                 caption = fig.locator("figcaption").inner_text()
                 assert (
                     f"= {row['total']}" in caption
-                    and f"配置による加点: {row['moved']}点" in caption
+                    and f"この牌で移った得点：{row['moved']}点" in caption
                 )
             assert sorted(matched) == list(range(12))  # every row of the table, once
