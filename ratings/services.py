@@ -11,6 +11,7 @@ ranked match that ``matches.play.fairplay`` found too short or one pairing too m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,3 +117,14 @@ def rating_of(user: Any) -> Rating:
     if row is None:
         return Rating()
     return Rating(row.rating, row.rated_matches)
+
+
+def ratings_of(user_ids: Sequence[int]) -> dict[int, Rating]:
+    """:func:`rating_of` for many players at once (one query), by user id."""
+    rows = {
+        uid: Rating(r, n)
+        for uid, r, n in PlayerRating.objects.filter(user_id__in=list(user_ids)).values_list(
+            "user_id", "rating", "rated_matches"
+        )
+    }
+    return {uid: rows.get(uid, Rating()) for uid in user_ids}

@@ -57,15 +57,32 @@ def you_after_commit(arena_id: int, user_id: int) -> None:
     transaction.on_commit(go)
 
 
-def paired_after_commit(arena_id: int, match_id: int, user_ids: Sequence[int]) -> None:
-    url = reverse("matches:match", args=[match_id])
+def paired_after_commit(arena_id: int, matches: Sequence[tuple[int, Sequence[int]]]) -> None:
+    """After the commit, tell each player of each new ``(match_id, user_ids)`` where to go
+    (all of a pairing pass's messages in one trip to the channel layer)."""
 
     def go() -> None:
-        for uid in user_ids:
-            send(
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        messages = [
+            (
                 user_group(arena_id, uid),
                 {"type": "arena.paired", "match_id": match_id, "url": url},
             )
+            for match_id, user_ids in matches
+            for url in [reverse("matches:match", args=[match_id])]
+            for uid in user_ids
+        ]
+
+        async def send_all() -> None:
+            for group, message in messages:
+                try:
+                    await layer.group_send(group, message)
+                except Exception:  # a push is a courtesy: the database is the truth
+                    log.exception("arena push to %s failed", group)
+
+        async_to_sync(send_all)()
 
     transaction.on_commit(go)
 

@@ -8,8 +8,9 @@ then the arena: they may wait for a pass, never the other way round, so nothing
 can deadlock.
 
 **Matches** are made only through ``matches.play.seating``: the user-row locks,
-``busy_user_ids`` (a waiting or live match anywhere), ``claim_players`` (the
-busy checks and leaving the ranked queue) and ``new_match``. A rated arena
+``busy_user_ids`` (a waiting or live match anywhere, checked under those
+locks) and ``new_matches`` (all of a pass's matches in a few queries, the
+players taken out of the ranked queue). A rated arena
 makes ``ranked`` matches, settled by the same Elo (``ratings``) in the
 transaction that finishes them; a casual arena makes ``casual`` ones.
 
@@ -34,7 +35,7 @@ from django.utils.translation import gettext as _
 
 from matches.lobby.matchmaking import rating_for
 from matches.models import Match
-from matches.play import admission, errors, seating, store
+from matches.play import admission, seating, store
 
 from . import push, scoring
 from .models import MAX_MINUTES, MIN_MINUTES, Arena, Entry, Pairing
@@ -275,35 +276,44 @@ def pair_arena(arena_id: int, now: datetime | None = None) -> PassResult:
             [Waiting(uid, rank.get(uid, 10**6), e.last_opponent_id) for uid, e in by_user.items()]
         )
         result.choose_ms = (time.perf_counter() - t0) * 1000
-        kind = Match.Kind.RANKED if arena.rated else Match.Kind.CASUAL
-        for a, b in pairs:
-            m = _make_match(arena, kind, by_user[a.user_id], by_user[b.user_id], users)
-            if m is not None:
-                result.paired.append(m.pk)
-        if result.paired:
+        if pairs:
+            kind = Match.Kind.RANKED if arena.rated else Match.Kind.CASUAL
+            made = _make_matches(
+                arena, kind, [(by_user[a.user_id], by_user[b.user_id]) for a, b in pairs], users
+            )
+            result.paired = [m.pk for m in made]
             _bump(arena)
     for uid in result.paused:
         push.you_after_commit(arena_id, uid)
     return result
 
 
-def _make_match(arena: Arena, kind: str, a: Entry, b: Entry, users: dict[int, Any]) -> Match | None:
-    """A match for two waiting entries (their user rows locked), made the way every
-    match is: ``claim_players`` checks them again and takes them out of the ranked
-    queue. None if one is busy after all (nothing was written then)."""
-    p0, p1 = users[a.user_id], users[b.user_id]
-    if secrets.randbelow(2):
-        p0, p1 = p1, p0
-    try:
-        seating.claim_players([p0, p1])  # refuses before writing anything
-    except errors.ServiceError:
-        return None
-    m = seating.new_match(kind, p0, p1)
-    Pairing.objects.create(arena=arena, match=m, user0=p0, user1=p1, berserk=[False, False])
-    Entry.objects.filter(pk=a.pk).update(current_match=m, last_opponent_id=b.user_id)
-    Entry.objects.filter(pk=b.pk).update(current_match=m, last_opponent_id=a.user_id)
-    push.paired_after_commit(arena.pk, m.pk, [a.user_id, b.user_id])
-    return m
+def _make_matches(
+    arena: Arena, kind: str, pairs: list[tuple[Entry, Entry]], users: dict[int, Any]
+) -> list[Match]:
+    """The pass's matches, made at once (``seating.new_matches``: a fixed number of
+    queries however many). Every player's user row is locked and none is busy."""
+    seats = []
+    for a, b in pairs:
+        p0, p1 = users[a.user_id], users[b.user_id]
+        seats.append((p1, p0) if secrets.randbelow(2) else (p0, p1))
+    made = seating.new_matches(kind, seats)
+    Pairing.objects.bulk_create(
+        [
+            Pairing(arena=arena, match=m, user0=p0, user1=p1, berserk=[False, False])
+            for m, (p0, p1) in zip(made, seats, strict=True)
+        ]
+    )
+    entries = []
+    for m, (a, b) in zip(made, pairs, strict=True):
+        a.current_match, a.last_opponent_id = m, b.user_id
+        b.current_match, b.last_opponent_id = m, a.user_id
+        entries += [a, b]
+    Entry.objects.bulk_update(entries, ["current_match", "last_opponent_id"])
+    push.paired_after_commit(
+        arena.pk, [(m.pk, [a.user_id, b.user_id]) for m, (a, b) in zip(made, pairs, strict=True)]
+    )
+    return made
 
 
 # --- results ---------------------------------------------------------------------

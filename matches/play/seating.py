@@ -19,7 +19,7 @@ from matches import conf
 from matches.models import Match, QueueEntry
 from matches.play import timing
 from matches.play.errors import ServiceError
-from matches.play.store import record_events
+from matches.play.store import record_events, record_events_of
 from matches.play.timing import computer_ready
 from matches.signals import queue_left
 
@@ -102,6 +102,40 @@ def check_free(user: Any, *, opponent: Any = None, waiting_ok: bool = True) -> N
 def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = "") -> Match:
     """A new match waiting for both players to press 開始 (inside the caller's transaction)."""
     now = timing.now_ms()
+    m = _unsaved(now, kind, player0, player1, guest_name, _ratings_for_view([player0, player1]))
+    m.save(force_insert=True)
+    record_events(m, [{"type": "created", "t": now}])
+    return m
+
+
+def new_matches(kind: str, pairs: Sequence[tuple[Any, Any]]) -> list[Match]:
+    """Many new matches at once (an arena's pairing pass): a fixed number of queries.
+
+    The caller holds every player's row lock (:func:`lock_users`) and has left out,
+    under those locks, everyone :func:`busy_user_ids` names; each player is in one
+    pair. Takes them all out of the ranked queue, like :func:`claim_players`.
+    """
+    if not pairs:
+        return []
+    ids = [u.pk for pair in pairs for u in pair]
+    assert len(set(ids)) == len(ids), "a player in two new matches"
+    leave_queue(ids)
+    shown = _ratings_for_view([u for pair in pairs for u in pair])
+    now = timing.now_ms()
+    made = [_unsaved(now, kind, p0, p1, "", shown) for p0, p1 in pairs]
+    Match.objects.bulk_create(made)
+    record_events_of([(m, [{"type": "created", "t": now}]) for m in made])
+    return made
+
+
+def _unsaved(
+    now: int,
+    kind: str,
+    player0: Any,
+    player1: Any,
+    guest_name: str,
+    shown: dict[int, dict[str, Any]],
+) -> Match:
     deadline = now + conf.start_window_ms()
     m = Match(
         kind=kind,
@@ -110,7 +144,7 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
         guest_name=guest_name,
         ready_deadline_ms=deadline,
         wake_at_ms=deadline,
-        player_ratings=[_rating_for_view(p) for p in (player0, player1)],
+        player_ratings=[shown.get(p.pk) if p is not None else None for p in (player0, player1)],
         player_names=[player0.username, player1.username if player1 is not None else guest_name],
         player_bots=[bool(getattr(p, "plays_as_bot", False)) for p in (player0, player1)],
     )
@@ -118,18 +152,17 @@ def new_match(kind: str, player0: Any, player1: Any = None, guest_name: str = ""
         if getattr(user, "computer_level", None):
             m.computer_seat, m.computer_level = seat, user.computer_level
     computer_ready(m)
-    m.save(force_insert=True)
-    record_events(m, [{"type": "created", "t": now}])
     return m
 
 
-def _rating_for_view(user: Any) -> dict[str, Any] | None:
-    from ratings.services import rating_of
+def _ratings_for_view(users: Sequence[Any]) -> dict[int, dict[str, Any]]:
+    """The rating each player's bar shows, by user id (one query for them all)."""
+    from ratings.services import ratings_of
 
-    if user is None:
-        return None
-    r = rating_of(user)
-    return {"value": r.value, "display": r.display}
+    return {
+        pk: {"value": r.value, "display": r.display}
+        for pk, r in ratings_of([u.pk for u in users if u is not None]).items()
+    }
 
 
 def claim_players(users: list[Any], *, waiting_ok: bool = True) -> None:
@@ -148,7 +181,11 @@ def claim_players(users: list[Any], *, waiting_ok: bool = True) -> None:
 
 def leave_queue(user_ids: list[int]) -> None:
     """Take the players out of the ranked queue; their lobbies hear it after the commit."""
-    if QueueEntry.objects.filter(user_id__in=user_ids).delete()[0]:
+    queued = QueueEntry.objects.filter(user_id__in=user_ids)
+    if len(user_ids) > 2:  # an arena's whole pass: tell only the lobbies of the queued
+        user_ids = list(queued.values_list("user_id", flat=True))
+        queued = QueueEntry.objects.filter(user_id__in=user_ids)
+    if user_ids and queued.delete()[0]:
         transaction.on_commit(lambda: queue_left.send(sender=Match, user_ids=user_ids))
 
 

@@ -11,6 +11,7 @@ handed to :data:`matches.signals.match_changed` only after the commit.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection, transaction
@@ -112,19 +113,25 @@ def publish(change: Change) -> None:
 
 def record_events(m: Match, events: list[dict[str, Any]]) -> None:
     """Append ``events`` to the match's log (one INSERT for them all)."""
-    if not events:
-        return
+    record_events_of([(m, events)])
+
+
+def record_events_of(logs: Sequence[tuple[Match, list[dict[str, Any]]]]) -> None:
+    """Append events to several matches' logs at once (one ``executemany``)."""
     sql, fields = _insert_sql(connection.vendor)
     rows = []
-    for e in events:
-        ev = MatchEvent(
-            match_id=m.pk,
-            kind=str(e.get("type", "")),
-            data=e,
-            at_ms=int(e.get("t", 0)),
-            version=m.version,
-        )
-        rows.append([f.get_db_prep_save(getattr(ev, f.attname), connection) for f in fields])
+    for m, events in logs:
+        for e in events:
+            ev = MatchEvent(
+                match_id=m.pk,
+                kind=str(e.get("type", "")),
+                data=e,
+                at_ms=int(e.get("t", 0)),
+                version=m.version,
+            )
+            rows.append([f.get_db_prep_save(getattr(ev, f.attname), connection) for f in fields])
+    if not rows:
+        return
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
 

@@ -310,3 +310,64 @@ def test_standings_are_pushed_once_per_change(arena: Arena) -> None:
     assert push.push_standings() == []  # nothing changed since: no second push
     services.pause(arena.pk, a)
     assert push.push_standings() == [arena.pk]
+
+
+def test_one_pass_seats_everyone_waiting_at_once_with_the_queries_of_a_small_one(
+    arena: Arena, tables: Tables
+) -> None:
+    """A crowded arena's first pass makes all its matches together (a fixed number of
+    queries, not ~10 a match), each as complete as a match made alone."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from matches.models import MatchEvent, QueueEntry
+    from matches.signals import queue_left
+    from ratings.models import PlayerRating
+
+    small, crowd = players(4, "s"), players(20, "c")
+    join_all(arena, small)
+    QueueEntry.objects.create(user=small[0], rating=1500)  # as in the crowd below
+    with CaptureQueriesContext(connection) as few:
+        assert len(services.pair_arena(arena.pk).paired) == 2
+    busy = crowd[0]  # in a match elsewhere: left out of the pass
+    tables.casual(busy, make_user("elsewhere"))
+    queued = crowd[1]
+    QueueEntry.objects.create(user=queued, rating=1500)
+    PlayerRating.objects.create(user=crowd[2], rating=1723, rated_matches=12)
+    heard: list[int] = []
+
+    def on_left(sender: Any, user_ids: Any, **kwargs: Any) -> None:
+        heard.extend(user_ids)
+
+    queue_left.connect(on_left)
+    try:
+        join_all(arena, crowd)
+        with CaptureQueriesContext(connection) as many:
+            made = services.pair_arena(arena.pk).paired
+    finally:
+        queue_left.disconnect(on_left)
+    assert len(made) == 9  # 19 free players: one waits for the next pass
+    assert len(many) <= len(few), "\n".join(q["sql"][:90] for q in many.captured_queries)
+    seated = [u for m in Match.objects.filter(pk__in=made) for u in (m.player0_id, m.player1_id)]
+    assert len(seated) == len(set(seated)) == 18 and busy.pk not in seated
+    for m in Match.objects.filter(pk__in=made):
+        assert m.status == Match.Status.WAITING and m.kind == Match.Kind.RANKED
+        assert MatchEvent.objects.filter(match=m, kind="created").count() == 1
+        p = Pairing.objects.get(match=m)
+        assert {p.user0_id, p.user1_id} == {m.player0_id, m.player1_id}
+        assert entry(arena, m.player0).last_opponent_id == m.player1_id
+        assert entry(arena, m.player1).last_opponent_id == m.player0_id
+        assert current(arena, m.player0) == m == current(arena, m.player1)
+        assert m.player_names == [m.player0.username, m.player1.username]
+    # The player bars show each one's rating as the lobby does.
+    shown = next(
+        m.player_ratings[[m.player0_id, m.player1_id].index(crowd[2].pk)]
+        for m in Match.objects.filter(pk__in=made)
+        if crowd[2].pk in (m.player0_id, m.player1_id)
+    )
+    assert shown["value"] == 1723
+    # Taken out of the ranked queue, and only the queued player's lobby is told.
+    if queued.pk in seated:
+        assert not QueueEntry.objects.filter(user=queued).exists() and heard == [queued.pk]
+    else:
+        assert QueueEntry.objects.filter(user=queued).exists() and heard == []
