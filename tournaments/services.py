@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -304,16 +304,37 @@ def _make_matches(
             for m, (p0, p1) in zip(made, seats, strict=True)
         ]
     )
-    entries = []
-    for m, (a, b) in zip(made, pairs, strict=True):
-        a.current_match, a.last_opponent_id = m, b.user_id
-        b.current_match, b.last_opponent_id = m, a.user_id
-        entries += [a, b]
-    Entry.objects.bulk_update(entries, ["current_match", "last_opponent_id"])
+    _seat_entries(
+        [
+            row
+            for m, (a, b) in zip(made, pairs, strict=True)
+            for row in ((a.pk, m.pk, b.user_id), (b.pk, m.pk, a.user_id))
+        ]
+    )
     push.paired_after_commit(
         arena.pk, [(m.pk, [a.user_id, b.user_id]) for m, (a, b) in zip(made, pairs, strict=True)]
     )
     return made
+
+
+def _seat_entries(rows: list[tuple[int, int, int]]) -> None:
+    """Each ``(entry id, match id, opponent's user id)``: one UPDATE for them all.
+
+    ``bulk_update`` would say the same with a CASE per column, but building its
+    expressions cost ~1.5 ms an entry (66 of a 180 ms pass making 20 matches);
+    ``UPDATE … FROM`` is understood by PostgreSQL and SQLite (3.33+).
+    """
+    table = Entry._meta.db_table
+    match_col = Entry._meta.get_field("current_match").column
+    opp_col = Entry._meta.get_field("last_opponent").column
+    # A SELECT … UNION ALL per row names its columns in both (SQLite's VALUES cannot).
+    values = " UNION ALL ".join(["SELECT %s AS e, %s AS m, %s AS o"] * len(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'UPDATE "{table}" SET "{match_col}" = v.m, "{opp_col}" = v.o '
+            f'FROM ({values}) AS v WHERE "{table}"."id" = v.e',
+            [x for row in rows for x in row],
+        )
 
 
 # --- results ---------------------------------------------------------------------
