@@ -30,6 +30,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
+from . import goals, probes, report
 from .bots import Account, Behaviour, Bot, Fleet, Recorder, Socket, Table, wait_until
 from .report import pct
 from .setups import PY, ROOT, Embedded
@@ -153,7 +154,9 @@ def _push_rate(sockets: list[ArenaSocket], t0: float, t1: float) -> str:
     return f"{mean:.2f} frames/s per socket (mean), at most {most} in any one second"
 
 
-async def run(players: int, seconds: float, think: tuple[float, float]) -> None:
+async def run(
+    players: int, seconds: float, think: tuple[float, float], settle: float = 20.0
+) -> None:
     setup = Embedded()
     print(f"starting the embedded default ({setup.base}) ...", file=sys.stderr, flush=True)
     setup.start()
@@ -162,6 +165,10 @@ async def run(players: int, seconds: float, think: tuple[float, float]) -> None:
         accounts = [Account(u, k) for u, k in made]
         arena_id = _create_arena(setup.env)
         bench = Bench(setup.base, accounts[:players], arena_id, think)
+        # The yardsticks of this machine, now: the echo relay on the idle server.
+        echo = report.summary(
+            await probes.echo(bench.fleet.ws, setup.base, accounts[-2], accounts[-1], 100)
+        )
         await bench.join_all()
         t0 = time.monotonic()
         await asyncio.sleep(seconds)  # the arena runs: this is the measured window
@@ -183,9 +190,16 @@ async def run(players: int, seconds: float, think: tuple[float, float]) -> None:
         f"\nmake bench-arena: {players} players, {seconds:.0f} s, bots thinking "
         f"{think[0]:g}-{think[1]:g} s (embedded default)"
     )
+    print(
+        f"  this machine now: the engine {goals.engine_us_per_action():.1f} µs per applied "
+        f"action (make bench's measure); the echo relay (idle) p50 {echo['p50']:.1f} ms"
+    )
     print(f"  arena matches made: {arena_matches}")
     print(f"  standings pushes: {_push_rate(bench.sockets, t0, t1)}")
     print(f"  moves with the arena:    {_latency(bench.rec, t0, t1)}")
+    # The arena's first pass seats everyone at once (a wave of ~2 handshakes a player);
+    # the invite baseline is measured only once its matches are up: compare like with like.
+    print(f"    after its first {settle:.0f} s:   {_latency(bench.rec, t0 + settle, t1)}")
     print(f"  moves without (invites): {_latency(base_rec, b0, b1)}")
 
 
@@ -194,9 +208,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--players", type=int, default=500)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--think", default="1-4", help="seconds a bot thinks a decision: LO-HI")
+    ap.add_argument("--settle", type=float, default=20.0, help="s the first pass's wave takes")
     args = ap.parse_args(argv)
     lo, _, hi = args.think.partition("-")
-    asyncio.run(run(args.players, args.seconds, (float(lo), float(hi or lo))))
+    asyncio.run(run(args.players, args.seconds, (float(lo), float(hi or lo)), args.settle))
 
 
 if __name__ == "__main__":

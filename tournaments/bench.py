@@ -99,7 +99,11 @@ def main(argv: list[str] | None = None) -> None:
     def one_pass() -> Any:
         return services.pair_arena(arena.pk)
 
+    from loadtest.goals import engine_us_per_action
+
+    us = engine_us_per_action()
     print(f"Arena pairing pass, {n} players, {connection.vendor}, median (worst) of runs")
+    print(f"  (this machine now: the engine {us:.1f} µs per applied action, make bench's measure)")
     for w in sorted({0, 8, args.waiting}):
         med, worst, res = _timed(one_pass, args.runs, reset(w))
         print(

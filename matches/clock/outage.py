@@ -94,15 +94,20 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int, rejoin_ms: int | None
         if not event["ms"]:
             return False
         credit = LastCredit(ms=event["ms"], seat=event["player"], to=end_ms)
+        people = tuple(s for s in (0, 1) if s != m.computer_seat)
+        window = conf.outage_rejoin_ms() if rejoin_ms is None else rejoin_ms
         if credit.seat is not None and credit.seat != m.computer_seat:
             # A person's socket must come back too (settings.OUTAGE_REJOIN_MS): every
             # person's seat is away until its socket is back.
             assert state is not None
-            people = tuple(s for s in (0, 1) if s != m.computer_seat)
-            window = conf.outage_rejoin_ms() if rejoin_ms is None else rejoin_ms
             credit = replace(
                 credit, start=state.decision_start, rejoin_until=end_ms + window, away=people
             )
+        elif credit.seat is None and m.status == Match.Status.LIVE and state is not None:
+            # The outage hit between hands (次へ's window moved on). The seat that had
+            # pressed 次へ may still be in the wave when the other presses it and moves:
+            # its first decision of the new hand is held until it is back, the same way.
+            credit = replace(credit, rejoin_until=end_ms + window, away=people)
         credit.save_to(m)
         save_change(m, state, [event], before=before, now=end_ms)
         return True

@@ -173,3 +173,58 @@ def test_a_seat_not_back_yet_when_its_decision_starts_is_not_charged_for_the_wav
     assert "away" not in m.last_credit and "rejoin_until" not in m.last_credit
     # Once only.
     assert not rejoin(m.pk, second, moved_at + 4_000)
+
+
+def test_an_outage_between_hands_holds_a_decision_that_starts_before_its_seat_is_back(
+    alice: Any, bob: Any, live_ranked: Any
+) -> None:
+    """The drill at 200 matches: the outage hit a match in 次へ's window. After it, one
+    player pressed 次へ and bid while the other, who had pressed 次へ before the outage,
+    was still in the reconnect wave; the accept-or-decline that started then was charged
+    (5–15 s a seat). It is held until that seat is back, and the time until then given."""
+    from tests.support import frame_for
+
+    m = live_ranked(alice, bob)
+    t = timing.now_ms()
+    for _ in range(400):  # play the first hand out (the first legal action each time)
+        s = engine.from_dict(m.state)
+        if s.phase == engine.HAND_OVER or m.is_over:
+            break
+        user = alice if s.to_act in m.seats_of(alice.pk) else bob
+        t += 100
+        assert act(m.pk, user, frame_for(engine.legal_actions(s)[0], m.version), t).error is None
+        m.refresh_from_db()
+    assert engine.from_dict(m.state).phase == engine.HAND_OVER and not m.is_over
+    t += 100
+    assert act(m.pk, alice, {"op": "continue", "version": m.version}, t).error is None
+    m.refresh_from_db()
+    start = t + 500
+    liveness.beat(start, "web-a")
+    back = start + 10_000
+    assert liveness.beat(back, "web-b") == [m.pk]
+    m.refresh_from_db()
+    assert sorted(m.last_credit["away"]) == [0, 1]
+    # Bob is back first: his 次へ deals the next hand.
+    assert not rejoin(m.pk, bob, back + 500)
+    m.refresh_from_db()
+    assert act(m.pk, bob, {"op": "continue", "version": m.version}, back + 600).error is None
+    m.refresh_from_db()
+    # Whoever must decide first: if it is bob, he does, and the turn goes to alice.
+    s = engine.from_dict(m.state)
+    moved_at = back + 1_000
+    if s.to_act in m.seats_of(bob.pk):
+        frame = frame_for(engine.legal_actions(s)[0], m.version)
+        assert act(m.pk, bob, frame, moved_at).error is None
+        m.refresh_from_db()
+        s = engine.from_dict(m.state)
+    assert s.to_act in m.seats_of(alice.pk) and s.decision_start is not None
+    assert m.last_credit["away"] == [s.to_act]
+    # Alice's socket is back 25 s after her decision started: past the 10 s delay, but
+    # the wave is ours: her clock did not run out meanwhile and she is charged nothing.
+    assert not check_match(m.pk, None, s.decision_start + 24_000)
+    m.refresh_from_db()
+    assert m.status == Match.Status.LIVE
+    assert rejoin(m.pk, alice, s.decision_start + 25_000)
+    m.refresh_from_db()
+    assert engine.deadline(engine.from_dict(m.state)) == engine.deadline(s) + 25_000
+    assert "away" not in m.last_credit  # both back: nothing is held any more
