@@ -156,7 +156,12 @@ def watch_queue(queue: Any) -> None:
 
 
 def frames_queued(queues: Iterable[Any] | None = None) -> int:
-    return max((q.qsize() for q in list(_queues if queues is None else queues)), default=0)
+    if queues is None:
+        # Read from the liveness thread while the loop adds and drops sockets: a
+        # WeakSet copied mid-change raises, so copy it under its own guard (the GIL
+        # makes ``data.copy()`` of the underlying set atomic).
+        queues = [q for ref in _queues.data.copy() if (q := ref()) is not None]
+    return max((q.qsize() for q in list(queues)), default=0)
 
 
 def headroom() -> Headroom:

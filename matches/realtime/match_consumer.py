@@ -117,10 +117,6 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
             return
         self.counted = True
         self.frame_budget = budgets.FrameBudget()
-        if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
-            # Back after our outage, perhaps the seat whose decision it cut: the
-            # time it took to come back is given back too (a new version, pushed).
-            await db.run(rejoin, self.match_id, self.user)
         # A change committed after the view was read but pushed before the group
         # was joined reached neither: ask whether the match moved on meanwhile
         # (one small read; after a web process dies every socket reconnects while
@@ -135,6 +131,12 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         metrics.track_socket(self, "watch" if audience == "watch" else "match")
         # A (re)connection gets the whole current view.
         await self._send_view(view)
+        if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
+            # Back after our outage, perhaps the seat whose decision it cut: the time
+            # it took to come back is given back too (a new version, pushed). Only now
+            # that it has its view: in a reconnect wave a handshake can wait in our
+            # queues for seconds after it was read, and the player is not back before.
+            await db.run(rejoin, self.match_id, self.user)
 
     def _watched(self) -> int | None:
         return self.match_id if self.audience == "watch" else None

@@ -209,7 +209,7 @@ def test_lighthouse_scores_accessibility_best_practices_and_seo_100(
     ]
     chrome = browser.executable_path if hasattr(browser, "executable_path") else "/usr/bin/chromium"
     run = subprocess.run(
-        ["node", str(LIGHTHOUSE_RUN), json.dumps({"chrome": chrome, "pages": pages})],
+        ["node", str(LIGHTHOUSE_RUN), json.dumps({"chrome": chrome, "pages": pages, "dump": str(ARTIFACTS)})],
         cwd=TOOLS,
         capture_output=True,
         text=True,

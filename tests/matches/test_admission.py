@@ -217,3 +217,44 @@ def test_on_redis_the_workers_pairing_holds_off_while_any_web_process_is_saturat
         if keys:
             client.delete(*keys)
         client.close()
+
+
+def test_the_liveness_thread_reads_the_queues_while_sockets_come_and_go() -> None:
+    """The drill at 200 matches: ``frames_queued`` (read by the liveness pulse's thread)
+    raised "Set changed size during iteration" while a reconnect wave opened sockets,
+    and that pulse's beat was lost. It must read a consistent count meanwhile."""
+    import queue as queue_mod
+    import sys
+    import time
+
+    from matches.play import admission
+
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            try:
+                admission.frames_queued()
+            except BaseException as e:  # noqa: BLE001 - any failure is the finding
+                errors.append(e)
+                return
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        kept: list[Any] = []
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and not errors:
+            for _ in range(50):
+                q: Any = queue_mod.Queue()
+                admission.watch_queue(q)
+                kept.append(q)
+            del kept[:40]  # sockets closed: their queues leave the WeakSet
+    finally:
+        done.set()
+        reader.join()
+        sys.setswitchinterval(old)
+    assert errors == []

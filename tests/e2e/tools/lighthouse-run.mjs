@@ -1,6 +1,7 @@
 // Lighthouse (mobile, its default) on several pages in one Chromium, for the browser suite.
 //
-//   node lighthouse-run.mjs '{"chrome": "/usr/bin/chromium", "pages": [{"name", "url", "cookie"?}]}'
+//   node lighthouse-run.mjs '{"chrome": "/usr/bin/chromium", "pages": [{"name", "url", "cookie"?}],
+//                             "dump": "<dir for each page's whole report>"?}'
 //
 // One Chromium is started (chrome-launcher, which comes with Lighthouse) and every page is
 // audited in turn against it, so the whole run costs one browser start. Prints one JSON
@@ -11,6 +12,7 @@
 // which Chromium drops as soon as the jar holds a cookie for the site). So Lighthouse's
 // own storage reset, which would clear them, is off, and each run starts instead from an
 // empty cache, no service worker and only its own cookies.
+import fs from "node:fs";
 import * as chromeLauncher from "chrome-launcher";
 import lighthouse from "lighthouse";
 import puppeteer from "puppeteer-core";
@@ -79,6 +81,8 @@ try {
           .map((ref) => `${ref.id} (${lhr.audits[ref.id].score}): ${lhr.audits[ref.id].title}`);
       }
     }
+    // The whole report too, for a look at what cost the points (the e2e artifacts).
+    if (args.dump) fs.writeFileSync(`${args.dump}/lighthouse-${page.name}.json`, JSON.stringify(lhr));
     // The figures behind the performance score (simulated slow 4G and a 4× slower CPU).
     const metrics = {};
     for (const id of ["first-contentful-paint", "largest-contentful-paint", "total-blocking-time",
