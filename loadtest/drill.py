@@ -566,7 +566,8 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "moves_lost": len(lost),
         "lost": lost[:20],
         "charged_ms": round(sum(c[3] for c in charges)),
-        "charged": [timeline(w, rec, *c) for c in charges[:20]],
+        # The largest first: they say most about what went wrong.
+        "charged": [timeline(w, rec, *c) for c in sorted(charges, key=lambda c: -c[3])[:20]],
         "credited_matches": len(credited),
         "rejoins": sum(bool(d.get("rejoin")) for _, d in credits),
         "credited_ms": sum(credited.values()),

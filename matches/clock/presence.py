@@ -9,10 +9,10 @@ process keeps a hash of the seats whose sockets it holds
 (``<prefix>:presence:<process>``: ``"<match>:<seat>"`` → when it connected),
 and when a web process finds a peer that stopped beating without retiring
 (killed), it gives each of the peer's seats that was to act the time since the
-peer's last beat — until the seat's socket was back on a live process, or, if
-it is not back yet, until now with the same way back as after an outage of
-the whole tier (``rejoin_until``: its clock cannot run out meanwhile, and the
-time until it is back is given back when it is).
+peer's last beat — until the seat's socket was back on a live process (or, not
+back yet, until now) — and holds the seat as after an outage of the whole tier
+(``rejoin_until``: its clock cannot run out meanwhile, and the time until its
+first action is given back when it arrives).
 
 Without Redis (the embedded default) there is one web process, whose death
 is an outage of the whole tier (``matches.clock.liveness``).
@@ -120,7 +120,10 @@ def credit_dead(dead: str, last_beat_ms: int, now_ms: int, alive: list[str]) -> 
     for (match_id, seat), _at in sorted(held.items()):
         returned = back.get((match_id, seat))
         end = returned if returned is not None and returned > last_beat_ms else now_ms
-        if credit_away(match_id, seat, last_beat_ms, end, waiting=returned is None):
+        # Held until its first action, back or not: in a wave a socket that connected
+        # got its view seconds later (the drill at 200 matches), so the time until
+        # that action is given back too (matches.play.act), at most ``rejoin_until``.
+        if credit_away(match_id, seat, last_beat_ms, end, waiting=True):
             changed.append(match_id)
     if changed:
         log.warning("web process %s died: its seats given back their time in %s", dead, changed)

@@ -21,6 +21,7 @@ from matches.clock import liveness, presence
 from matches.clock.outage import rejoin
 from matches.models import Heartbeat, Match, MatchEvent
 from matches.play import timing
+from matches.play.act import act
 
 pytestmark = pytest.mark.django_db
 
@@ -77,9 +78,14 @@ def test_a_seat_to_act_whose_process_died_is_given_its_way_back(
     assert MatchEvent.objects.filter(match=m, kind="credit").count() == 2
 
 
-def test_a_seat_already_back_on_a_live_process_is_given_only_the_time_it_was_away(
+def test_a_seat_already_back_on_a_live_process_is_given_the_time_until_its_first_action(
     alice: Any, bob: Any, live_ranked: Any, on_redis: str
 ) -> None:
+    """Its socket connected 0.7 s after the last beat: that is given at once, and the
+    seat stays held until its first action (a view sent in a wave can reach its player
+    seconds after the handshake), which is given the time since as well."""
+    from tests.support import frame_for
+
     m = live_ranked(alice, bob)
     _, seat, deadline = _to_act(m, alice, bob)
     t = timing.now_ms() + 1_000
@@ -91,7 +97,15 @@ def test_a_seat_already_back_on_a_live_process_is_given_only_the_time_it_was_awa
     assert liveness.beat(t + 3_000, "web-b") == [m.pk]
     assert _to_act(m, alice, bob)[2] == deadline + 700
     m.refresh_from_db()
-    assert "rejoin_until" not in m.last_credit  # it is back: nothing to wait for
+    assert m.last_credit["away"] == [seat] and m.last_credit["rejoin_until"] > t + 3_000
+    mover, _, _ = _to_act(m, alice, bob)
+    state = engine.from_dict(m.state)
+    acted = act(m.pk, mover, frame_for(engine.legal_actions(state)[0], m.version), t + 5_000)
+    assert acted.error is None
+    rejoined = MatchEvent.objects.filter(match=m, kind="credit").order_by("pk").last()
+    assert rejoined.data["rejoin"] and rejoined.data["ms"] == 5_000 - 700
+    m.refresh_from_db()
+    assert "rejoin_until" not in m.last_credit  # back: nothing is held any more
 
 
 def test_nothing_is_given_when_the_dead_process_held_only_the_seat_not_to_act_or_retired(
