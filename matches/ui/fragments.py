@@ -56,12 +56,21 @@ def page_context(view: dict[str, Any]) -> dict[str, Any]:
     return ctx
 
 
+# The parts drawn from the server's clock (the clocks' and the status line's
+# ``data-server-now``): sent again on connect even to a page showing this version.
+TIMED = frozenset({"sb-status", "sb-me", "sb-opponent"})
+
+
 @in_language
-def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
+def render_changed(
+    view: dict[str, Any], sent: dict[str, str], *, only: frozenset[str] | None = None
+) -> str:
     """The fragments of ``view`` that differ from those in ``sent`` (which is updated).
 
     A socket keeps what it last sent of each part of the page, so a move sends
     the board, the hand and the clocks, not the unchanged auction panel or log.
+    With ``only``, the others are noted in ``sent`` as the page's already, not sent
+    (a page that connects showing this very version: see the consumer).
     """
     ctx = build(view)
     ctx["oob"] = True
@@ -78,7 +87,8 @@ def render_changed(view: dict[str, Any], sent: dict[str, str]) -> str:
         html = _fragment(fid, template, view, ctx)
         if sent.get(fid) != html:
             sent[fid] = html
-            out.append(html)
+            if only is None or fid in only:
+                out.append(html)
     return "".join(out)
 
 

@@ -6,8 +6,8 @@
 // changes and a toast (fetched in the page's language from /notifications/toast/)
 // shows it, with Accept / Decline for a challenge. When a challenge this player
 // made is accepted, the page goes to the new match. Whether the page is hidden is
-// reported to /api/presence/ (Web Push goes out only then), and the service worker
-// is registered so that pushes can be shown (static/js/sw-push.js).
+// reported to /api/presence/ (Web Push goes out only then); the service worker that
+// shows pushes (static/js/sw-push.js) is registered by shell.js on every page.
 (function () {
   "use strict";
   if (window.sbNotify) return;
@@ -104,9 +104,6 @@
     connect();
     document.addEventListener("visibilitychange", reportVisibility);
     if (document.visibilityState !== "hidden") reportVisibility();
-    if ("serviceWorker" in navigator) {
-      navigator.serviceWorker.register("/sw.js").catch(function () {});
-    }
   }
 
   if (document.readyState === "loading") {

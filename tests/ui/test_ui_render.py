@@ -108,7 +108,7 @@ def test_the_page_connects_the_socket_and_holds_every_fragment(mid: Any) -> None
     s, now = mid
     html = page(seat_view(s, 0, now))
     assert 'hx-ext="ws"' in html
-    assert 'ws-connect="/ws/matches/12/?format=html"' in html
+    assert 'ws-connect="/ws/matches/12/?format=html&amp;seen=7"' in html
     for elem_id, _ in render.FRAGMENTS:
         assert f'id="{elem_id}"' in html
     assert "hx-swap-oob" not in html
