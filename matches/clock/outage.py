@@ -113,11 +113,13 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int, rejoin_ms: int | None
         return True
 
 
-def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
+def rejoin(match_id: int, user: Any, now: int | None = None, *, hold: bool = False) -> bool:
     """A seat's socket is back after an outage: give it back the time it took.
 
     A no-op (``False``) unless ``user`` holds the seat whose decision the last
     outage cut, that decision still runs, and the seat has not come back yet.
+    ``hold`` (a socket that connected and was sent its view): the time until now is
+    given, and the seat stays held until its first action (``credit_rejoin``).
     """
     with transaction.atomic():
         m = locked_match(match_id)
@@ -127,15 +129,16 @@ def rejoin(match_id: int, user: Any, now: int | None = None) -> bool:
         state = engine.from_dict(m.state) if m.state is not None else None
         mine = m.seats_of(getattr(user, "pk", None))
         if state is None or rejoin_until(m, state) is None or state.to_act not in mine:
-            if state is not None and set(mine) & set(credit.away):
+            if state is not None and set(mine) & set(credit.away) and not hold:
                 seats_back(m, mine)  # back, though not to act: its next decision is not held
                 m.save(update_fields=["last_credit"])
             return False
         t = timing.now_ms() if now is None else now
         events: list[dict[str, Any]] = []
         before = state
-        state = credit_rejoin(m, state, t, events)
-        seats_back(m, mine)  # a same-device player is back for both seats
+        state = credit_rejoin(m, state, t, events, hold=hold)
+        if not hold:
+            seats_back(m, mine)  # a same-device player is back for both seats
         if not events:
             m.save(update_fields=["last_credit"])
             return False

@@ -299,28 +299,48 @@ def not_ready(m: Match) -> list[int]:
 
 
 def credit_rejoin(
-    m: Match, state: engine.MatchState, now: int, events: list[dict[str, Any]]
+    m: Match,
+    state: engine.MatchState,
+    now: int,
+    events: list[dict[str, Any]],
+    *,
+    hold: bool = False,
 ) -> engine.MatchState:
-    """The cut decision's seat is back at ``now``: give it the time since the server was."""
+    """The cut decision's seat is back at ``now``: give it the time since the server was.
+
+    ``hold``: its socket is back (and has its view), but the hold lasts until its first
+    action — in a reconnect wave the view may reach the player seconds later —, which
+    is then given the time since ``now`` (``given_to``).
+    """
     until = rejoin_until(m, state)
     credit = LastCredit.of(m)
     if until is None or credit is None:
         return state
     back, seat = credit.to, state.to_act
+    since = credit.given_to if credit.given_to is not None else back
     cut = seat == credit.seat and state.decision_start == credit.start
-    state, ms = engine.credit(state, back, min(now, until))
-    away = tuple(s for s in credit.away if s != seat)
-    given = LastCredit(ms=credit.ms + (ms if cut else 0), seat=credit.seat, to=back)
-    if away:  # the other seat is not back yet: its decisions stay held
-        start = None if cut else credit.start
-        given = replace(given, start=start, rejoin_until=until, away=away)
+    state, ms = engine.credit(state, since, min(now, until))
+    if hold:
+        start = state.decision_start if cut else credit.start
+        given = replace(
+            credit,
+            ms=credit.ms + (ms if cut else 0),
+            start=start,
+            given_to=max(since, min(now, until)),
+        )
+    else:
+        away = tuple(s for s in credit.away if s != seat)
+        given = LastCredit(ms=credit.ms + (ms if cut else 0), seat=credit.seat, to=back)
+        if away:  # the other seat is not back yet: its decisions stay held
+            start = None if cut else credit.start
+            given = replace(given, start=start, rejoin_until=until, away=away)
     given.save_to(m)  # else the hold is over
     if ms:
         events.append(
             {
                 "type": "credit",
-                "from": back,
-                "to": back + ms,
+                "from": since,
+                "to": since + ms,
                 "ms": ms,
                 "player": seat,
                 "rejoin": True,

@@ -27,6 +27,9 @@ class LastCredit:
     # The people's seats not back yet: a decision of theirs started meanwhile (the
     # opponent came back first and moved) is held the same way until they are.
     away: tuple[int, ...] = ()
+    # Held seats' way back given so far (epoch ms): its socket connected then, and the
+    # hold lasts until its first action, which is given the time since.
+    given_to: int | None = None
 
     @classmethod
     def of(cls, m: Match) -> LastCredit | None:
@@ -41,6 +44,7 @@ class LastCredit:
             start=raw.get("start"),
             rejoin_until=None if held is None else int(held),
             away=tuple(int(x) for x in raw.get("away") or ()),
+            given_to=None if raw.get("given_to") is None else int(raw["given_to"]),
         )
 
     def stored(self) -> dict[str, Any]:
@@ -50,6 +54,8 @@ class LastCredit:
             out["rejoin_until"] = self.rejoin_until
             if self.start is not None:  # none once the cut decision's seat is back
                 out["start"] = self.start
+            if self.given_to is not None:
+                out["given_to"] = self.given_to
         if self.away:
             out["away"] = list(self.away)
         return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 from typing import Any
@@ -31,6 +32,7 @@ from django.utils.translation import gettext as _
 
 import engine
 from matches.clock import metrics, presence
+from matches.clock.outage import rejoin
 from matches.play import admission, db, dbpool, timing
 from matches.play.act import Outcome, act
 from matches.play.audience import audience_of, state_frame, view_for
@@ -134,11 +136,14 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         metrics.track_socket(self, "watch" if audience == "watch" else "match")
         # A (re)connection gets the whole current view.
         await self._send_view(view)
-        # Back after our outage, a held seat stays held until its first action
-        # arrives (matches.play.act gives it the time until then): at 200 matches a
-        # view sent in the reconnect wave reached its player up to 15 s later (our
-        # loop's backlog, the proxy's queue), and the hold, ended at the handshake,
-        # charged that time (1.1–1.8 million ms in a drill).
+        if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
+            # Back after our outage, perhaps the seat whose decision it cut: the time
+            # until now is given back (a new version, pushed: its clock reads right),
+            # and the seat stays held until its first action, given the time since: at
+            # 200 matches a view sent in the reconnect wave reached its player up to
+            # 15 s later (our loop's backlog, the proxy's queue), and a hold ended at
+            # the handshake charged that (1.1–1.8 million ms in a drill).
+            await db.run(functools.partial(rejoin, hold=True), self.match_id, self.user)
 
     def _watched(self) -> int | None:
         return self.match_id if self.audience == "watch" else None

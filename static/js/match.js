@@ -199,6 +199,18 @@
     fitHits();
   }
 
+  // Anything above the stage that changes height after load (the arena bar when berserk
+  // moves into it, the connection banner, a message) moves the stage's top: fit again.
+  function watchAbove() {
+    if (!window.ResizeObserver) return;
+    var above = new ResizeObserver(fitStage);
+    for (var node = $(".sb-layout"); node && node !== document.body; node = node.parentElement) {
+      for (var el = node.previousElementSibling; el; el = el.previousElementSibling) {
+        above.observe(el);
+      }
+    }
+  }
+
   var resizeObserver = null;
   function watchBoard() {
     if (!window.ResizeObserver) return;
@@ -533,6 +545,7 @@
     initialGoto = gotoTarget(); // reopening an old match page stays on it
     bindClocks();
     fitStage();
+    watchAbove();
     watchBoard();
     showAlertSetting();
     showTurn();

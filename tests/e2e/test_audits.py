@@ -244,6 +244,7 @@ def test_lighthouse_scores_100_and_performance_at_least_95_on_every_page(
 
 
 def _lighthouse(chrome: str, pages: list[dict[str, Any]]) -> dict[str, Any]:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)  # each page's report is written there
     run = subprocess.run(
         [
             "node",

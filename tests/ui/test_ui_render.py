@@ -406,6 +406,6 @@ def test_japanese_strings_from_the_translations_file(
     s, now = mid
     html = frag(seat_view(s, 0, now), "ja")
     b = s.balances[0]
-    assert f"{b}点 ({b // 5}チップ)" in html
+    assert f"{b}点（{b // 5}チップ）" in html
     for word in ("持ち時間", "猶予", "タロン", "手牌", "端の合計", "記録", "投了"):
         assert word in html, word
