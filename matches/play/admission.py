@@ -8,8 +8,12 @@ headroom and, while it has none, turns *new* work away with HTTP 503 and
 
 - **the event loop's lag**: how late the 50 ms tick (``matches.realtime.periodic``) ran.
   Every frame of every socket of the process waits behind it;
-- **the database pool's wait**: how long a call waited for a match thread
-  (``matches.play.db``) before it started;
+- **the database pool's wait**: how long a live match's call (a frame, a
+  deadline) waited for a match thread (``matches.play.dbpool``) before it started;
+  and, against a longer limit, how long a new socket's handshake waited. A
+  handshake waits behind every live match's frames by design, so a ramp of
+  newcomers is not saturation until a handshake waits seconds; the lobby
+  sockets' background lane is not counted at all;
 - **frames queued per socket**: the most client frames a single socket has
   received that the application has not read yet (``config.serve`` registers
   Daphne's per-connection queues).
@@ -31,7 +35,7 @@ On Redis each saturated web process says so under a short-lived key, so the
 queue's pairing in the Celery worker holds off too (:func:`tier_saturated`).
 
 Settings (environment variables of the same names): ``ADMISSION`` (on by
-default), ``ADMISSION_LOOP_LAG_MS``, ``ADMISSION_DB_WAIT_MS``,
+default), ``ADMISSION_LOOP_LAG_MS``, ``ADMISSION_DB_WAIT_MS``, ``ADMISSION_HANDSHAKE_WAIT_MS``,
 ``ADMISSION_QUEUED_FRAMES``, ``ADMISSION_RETRY_AFTER_S``.
 """
 
@@ -77,6 +81,7 @@ class Headroom:
     loop_lag_ms: float
     db_wait_ms: float
     frames_queued: int
+    handshake_wait_ms: float = 0.0
 
     def saturated(self) -> str | None:
         """Which limit is passed (``None``: there is headroom)."""
@@ -88,6 +93,8 @@ class Headroom:
             return "db_wait"
         if self.frames_queued > limit("ADMISSION_QUEUED_FRAMES", 8):
             return "frames_queued"
+        if self.handshake_wait_ms > limit("ADMISSION_HANDSHAKE_WAIT_MS", 2000):
+            return "handshake_wait"
         return None
 
 
@@ -132,6 +139,7 @@ class _Window:
 
 _loop_lag = _Window()
 _db_wait = _Window()
+_handshake_wait = _Window()
 _queues: weakref.WeakSet[Any] = weakref.WeakSet()
 _listeners: list[Callable[[str, float], None]] = []  # matches.clock.metrics observes
 
@@ -143,9 +151,10 @@ def note_loop_lag(ms: float) -> None:
         f("loop_lag", ms)
 
 
-def note_db_wait(ms: float) -> None:
-    """A call waited ``ms`` for a match thread (``matches.play.db``)."""
-    _db_wait.note(max(0.0, ms))
+def note_db_wait(ms: float, lane: str = "play") -> None:
+    """A call waited ``ms`` for a match thread (``matches.play.dbpool``): a live
+    match's (``lane="play"``) or a new socket's handshake (``"handshake"``)."""
+    (_handshake_wait if lane == "handshake" else _db_wait).note(max(0.0, ms))
     for f in _listeners:
         f("db_wait", ms)
 
@@ -165,7 +174,9 @@ def frames_queued(queues: Iterable[Any] | None = None) -> int:
 
 
 def headroom() -> Headroom:
-    return Headroom(_loop_lag.worst(), _db_wait.worst(), frames_queued())
+    return Headroom(
+        _loop_lag.worst(), _db_wait.worst(), frames_queued(), _handshake_wait.worst()
+    )
 
 
 def saturated() -> str | None:
@@ -177,6 +188,7 @@ def reset() -> None:
     """Forget every signal (tests)."""
     _loop_lag.clear()
     _db_wait.clear()
+    _handshake_wait.clear()
 
 
 # --- refusals ---------------------------------------------------------------------

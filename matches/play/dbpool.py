@@ -6,7 +6,9 @@ the moves of every match being played. Work is submitted with a priority
 (:data:`PLAY` by default; :func:`lane` sets another for the calling task), and
 the threads always take the most urgent waiting call, first come first served
 within a priority. Each call's wait for a thread is reported to
-``matches.play.admission`` (the database pool's wait).
+``matches.play.admission`` (the database pool's wait) by lane: a live match's
+and a handshake's, each against its own limit; the background lane's is not, as
+it waits behind the others by design.
 """
 
 from __future__ import annotations
@@ -77,8 +79,14 @@ class PriorityExecutor(Executor):
                     self._cv.wait()
                 if not self._heap:
                     return  # shut down and drained
-                _, _, queued_at, future, fn, args, kwargs = heapq.heappop(self._heap)
-            admission.note_db_wait((time.monotonic() - queued_at) * 1000)
+                priority, _, queued_at, future, fn, args, kwargs = heapq.heappop(self._heap)
+            waited_ms = (time.monotonic() - queued_at) * 1000
+            if priority == PLAY:
+                admission.note_db_wait(waited_ms)
+            elif priority == HANDSHAKE:
+                admission.note_db_wait(waited_ms, lane="handshake")
+            # The background lane waits behind the others by design: its wait says
+            # nothing about the headroom a live match or a newcomer's socket has.
             if not future.set_running_or_notify_cancel():
                 continue
             try:

@@ -148,6 +148,8 @@ def test_each_limit_is_its_own_reason(settings: Any) -> None:
     assert admission.Headroom(251, 0, 0).saturated() == "loop_lag"
     assert admission.Headroom(0, 101, 0).saturated() == "db_wait"
     assert admission.Headroom(0, 0, 5).saturated() == "frames_queued"
+    assert admission.Headroom(0, 0, 0, handshake_wait_ms=1_999).saturated() is None
+    assert admission.Headroom(0, 0, 0, handshake_wait_ms=2_001).saturated() == "handshake_wait"
     settings.ADMISSION = False  # switched off: never refuses
     assert admission.Headroom(9_999, 9_999, 99).saturated() is None
 
@@ -258,3 +260,35 @@ def test_the_liveness_thread_reads_the_queues_while_sockets_come_and_go() -> Non
         reader.join()
         sys.setswitchinterval(old)
     assert errors == []
+
+
+def _wait_in(pool: dbpool.PriorityExecutor, priority: int, seconds: float) -> None:
+    """One call in ``priority``'s lane that waits ``seconds`` behind a busy thread."""
+    gate = threading.Event()
+    pool.submit(gate.wait)
+    with dbpool.lane(priority):
+        call = pool.submit(lambda: None)
+    threading.Timer(seconds, gate.set).start()
+    call.result(timeout=10)
+
+
+def test_a_wait_counts_against_its_lanes_limit(settings: Any) -> None:
+    # Lobby sockets' reads wait behind every live match's frames and every handshake by
+    # design, and a ramp of newcomers' handshakes behind the live frames: neither is
+    # saturation until a handshake waits seconds. A live match's frame that waits a
+    # quarter of a second is.
+    settings.ADMISSION_HANDSHAKE_WAIT_MS = 600
+    pool = dbpool.PriorityExecutor(1, thread_name_prefix="test-db")
+    try:
+        _wait_in(pool, dbpool.BACKGROUND, 0.4)
+        assert admission.headroom().db_wait_ms < 100 and admission.saturated() is None
+        _wait_in(pool, dbpool.HANDSHAKE, 0.4)
+        assert admission.headroom().handshake_wait_ms >= 400
+        assert admission.saturated() is None
+        _wait_in(pool, dbpool.HANDSHAKE, 0.7)
+        assert admission.saturated() == "handshake_wait"
+        admission.reset()
+        _wait_in(pool, dbpool.PLAY, 0.4)
+        assert admission.headroom().db_wait_ms >= 400 and admission.saturated() == "db_wait"
+    finally:
+        pool.shutdown()
