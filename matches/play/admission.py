@@ -174,9 +174,7 @@ def frames_queued(queues: Iterable[Any] | None = None) -> int:
 
 
 def headroom() -> Headroom:
-    return Headroom(
-        _loop_lag.worst(), _db_wait.worst(), frames_queued(), _handshake_wait.worst()
-    )
+    return Headroom(_loop_lag.worst(), _db_wait.worst(), frames_queued(), _handshake_wait.worst())
 
 
 def saturated() -> str | None:
