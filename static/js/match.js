@@ -199,11 +199,20 @@
     fitHits();
   }
 
+  // One fit per frame, however many observers and resizes asked for it: each fit reads
+  // the layout, and the page's first frame would otherwise force one per element.
+  var fitQueued = false;
+  function fitSoon() {
+    if (fitQueued) return;
+    fitQueued = true;
+    window.requestAnimationFrame(function () { fitQueued = false; fitStage(); });
+  }
+
   // Anything above the stage that changes height after load (the arena bar when berserk
   // moves into it, the connection banner, a message) moves the stage's top: fit again.
   function watchAbove() {
     if (!window.ResizeObserver) return;
-    var above = new ResizeObserver(fitStage);
+    var above = new ResizeObserver(fitSoon);
     for (var node = $(".sb-layout"); node && node !== document.body; node = node.parentElement) {
       for (var el = node.previousElementSibling; el; el = el.previousElementSibling) {
         above.observe(el);
@@ -549,7 +558,7 @@
     watchBoard();
     showAlertSetting();
     showTurn();
-    window.addEventListener("resize", fitStage);
+    window.addEventListener("resize", fitSoon);
   }
 
   if (document.readyState === "loading") {
