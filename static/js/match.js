@@ -199,8 +199,8 @@
     fitHits();
   }
 
-  // One fit per frame, however many observers and resizes asked for it: each fit reads
-  // the layout, and the page's first frame would otherwise force one per element.
+  // One fit per frame, however many resizes and observer calls asked for it in that
+  // frame: each fit reads the layout, so it runs once, before the next paint.
   var fitQueued = false;
   function fitSoon() {
     if (fitQueued) return;
