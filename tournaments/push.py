@@ -104,6 +104,8 @@ def push_standings() -> list[int]:
             .update(pushed_version=version)
         ):
             continue
-        send(arena_group(arena_id), {"type": "arena.standings", **table(arena_id)})
+        # The version lets each process encode the push once for all its sockets.
+        message = {"type": "arena.standings", "version": version, **table(arena_id)}
+        send(arena_group(arena_id), message)
         done.append(arena_id)
     return done

@@ -26,7 +26,7 @@ from typing import Any
 
 from matches import conf
 from matches.clock import liveness, sweeper
-from matches.play import db
+from matches.play import db, dbpool
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,8 @@ async def _every(period_s: float, job: Callable[..., Any], *args: Any) -> None:
     loop = asyncio.get_running_loop()
     while True:
         started = loop.time()
-        running = asyncio.ensure_future(db.run(job, *args))
+        with dbpool.lane(dbpool.BACKGROUND):  # housekeeping: after live matches' frames
+            running = asyncio.ensure_future(db.run(job, *args))
         try:
             await asyncio.shield(running)
         except asyncio.CancelledError:

@@ -187,15 +187,20 @@
     var box = svg.getBoundingClientRect();
     if (!vb.width || !vb.height || !box.width || !box.height) return;
     var k = Math.min(box.width / vb.width, box.height / vb.height); // px per unit
-    var r = Math.max(14, HIT_PX / k);
-    $$(".pos__hit", svg).forEach(function (c) { c.setAttribute("r", r.toFixed(1)); });
+    var r = Math.max(14, HIT_PX / k).toFixed(1);
+    // Written only where it differs: an unchanged attribute would still dirty the layout.
+    $$(".pos__hit", svg).forEach(function (c) {
+      if (c.getAttribute("r") !== r) c.setAttribute("r", r);
+    });
   }
 
   function fitStage() {
     var stage = $(".sb-stage");
     if (!stage) return;
-    var top = stage.getBoundingClientRect().top + window.scrollY;
-    document.documentElement.style.setProperty("--sb-stage-top", Math.round(top) + "px");
+    var top = Math.round(stage.getBoundingClientRect().top + window.scrollY) + "px";
+    // Set only when it moves: a new value restyles and lays out the whole page again.
+    var root = document.documentElement.style;
+    if (root.getPropertyValue("--sb-stage-top") !== top) root.setProperty("--sb-stage-top", top);
     fitHits();
   }
 
@@ -537,7 +542,7 @@
     bindClocks();
     showBidCost();
     followRematch();
-    fitHits();
+    fitSoon(); // before the next paint, where the layout is read anyway
     watchBoard();
     showAlertSetting();
     showTurn();

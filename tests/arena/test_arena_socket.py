@@ -89,3 +89,43 @@ async def test_an_anonymous_socket_and_an_unknown_arena_are_refused(arena: Arena
         assert connected  # accepted, then closed with the code
         assert await comm.receive_output() == {"type": "websocket.close", "code": code}
         await comm.disconnect()
+
+
+def _table(n: int, version: int | None = 7) -> dict[str, Any]:
+    rows = [
+        {"rank": i + 1, "username": f"u{i}", "points": 2 * (n - i), "streak": 0, "played": 1}
+        for i in range(n)
+    ]
+    event = {"arena": {"id": 99, "name": "夜のアリーナ"}, "standings": rows}
+    return event if version is None else {**event, "version": version}
+
+
+@pytest.mark.parametrize("n", [0, 3, push.TOP_ROWS, push.TOP_ROWS + 40])
+@pytest.mark.django_db(transaction=False)
+def test_a_push_encoded_once_is_the_frame_each_socket_would_have_made(n: int) -> None:
+    from tournaments.consumers import Encoded, cut
+
+    table = _table(n)
+    names = ["u0", f"u{max(n - 1, 0)}", f"u{push.TOP_ROWS + 5}", "nobody"]
+    one = Encoded(table)
+    for name in names:
+        frame = json.loads(one.text(name))
+        assert frame == cut(table, name), name
+        assert one.text(name) == json.dumps(cut(table, name)), name
+    # A player below the top rows finds their own row after the top ones; others do not.
+    if n > push.TOP_ROWS + 5:
+        mine = json.loads(one.text(f"u{push.TOP_ROWS + 5}"))["standings"]
+        assert len(mine) == push.TOP_ROWS + 1 and mine[-1]["username"] == f"u{push.TOP_ROWS + 5}"
+        assert len(json.loads(one.text("nobody"))["standings"]) == push.TOP_ROWS
+
+
+@pytest.mark.django_db(transaction=False)
+def test_each_push_version_is_encoded_once_and_a_new_version_is_encoded_again() -> None:
+    from tournaments.consumers import encoded
+
+    first = encoded(_table(5, version=1))
+    assert encoded(_table(5, version=1)) is first  # another socket's copy of the same push
+    later = encoded(_table(6, version=2))
+    assert later is not first and json.loads(later.text("u0"))["count"] == 6
+    # A message without a version (an older process's push) is encoded for itself.
+    assert encoded(_table(4, version=None)) is not encoded(_table(4, version=None))
