@@ -18,10 +18,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.views import safe_next
+from matches.models import Match
 from matches.play.errors import ServiceError
 
 from . import blocks, challenges, notify
-from .models import Challenge
+from .models import Challenge, Notification
 
 
 def _back(request: HttpRequest) -> HttpResponse:
@@ -112,6 +113,19 @@ def friends_fragment(request: HttpRequest) -> HttpResponse:
     return render(request, "social/_friends_online.html", ctx)
 
 
+def _accepted_while_away(user: Any) -> Notification | None:
+    """A challenge of ours accepted while no socket of ours was open (the page was
+    loading after the challenge's own post, or reconnecting), whose match still waits
+    for 開始: the page goes there, once (the notice is read from then on)."""
+    for n in user.notifications.filter(
+        read_at__isnull=True, kind=Notification.Kind.CHALLENGE_ACCEPTED, match_id__isnull=False
+    )[:3]:
+        if Match.objects.filter(pk=n.match_id, status=Match.Status.WAITING).exists():
+            Notification.objects.filter(pk=n.pk).update(read_at=timezone.now())
+            return n
+    return None
+
+
 @login_required
 @require_GET
 def toast(request: HttpRequest) -> HttpResponse:
@@ -123,6 +137,19 @@ def toast(request: HttpRequest) -> HttpResponse:
     """
     unread = request.user.notifications.filter(read_at__isnull=True)
     if request.GET.get("pending"):
+        accepted = _accepted_while_away(request.user)
+        if accepted is not None:
+            response = render(
+                request,
+                "social/_toast.html",
+                {
+                    "n": accepted,
+                    "unread": notify.unread(request.user.pk),
+                    "next": request.GET.get("next", "/"),
+                },  # fmt: skip
+            )
+            response["X-Sb-Go"] = notify.link(accepted)
+            return response
         unread = unread.filter(
             kind="challenge",
             challenge__status=Challenge.Status.OPEN,

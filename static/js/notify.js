@@ -27,8 +27,9 @@
     c.hidden = !n;
   }
 
-  // pending: only a challenge to us still open (asked each time the socket opens,
-  // since one made while it was connecting was pushed to no socket of ours).
+  // pending: only a challenge to us still open, or one of ours accepted (asked each
+  // time the socket opens, since one made while it was connecting was pushed to no
+  // socket of ours).
   function showToast(pending) {
     var bell = document.getElementById("sb-bell");
     var box = document.getElementById("sb-toasts");
@@ -36,7 +37,15 @@
     var url = bell.dataset.toastUrl + "?next=" + encodeURIComponent(location.pathname);
     if (pending) url += "&pending=1";
     fetch(url, { credentials: "same-origin" })
-      .then(function (r) { return r.status === 200 ? r.text() : ""; })
+      .then(function (r) {
+        // A challenge of ours accepted while this page's socket was not yet open.
+        var go = r.headers.get("X-Sb-Go");
+        if (go && go !== location.pathname) {
+          window.location.assign(go);
+          return "";
+        }
+        return r.status === 200 ? r.text() : "";
+      })
       .then(function (html) {
         if (!html) return;
         box.innerHTML = html;

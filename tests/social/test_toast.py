@@ -48,3 +48,28 @@ def test_an_open_challenge_is_offered_when_the_socket_opens_and_only_while_open(
 def test_the_toast_needs_a_login(client: Any) -> None:
     r = client.get("/notifications/toast/", {"pending": "1"})
     assert r.status_code == 302 and "/login/" in r["Location"]
+
+
+def test_a_challenge_accepted_while_the_challengers_socket_was_closed_sends_them_once(
+    api: Any, alice: Any, bob: Any
+) -> None:
+    """Alice's page reloads after her challenge's post; Bob accepts before its socket
+    opens, so the push reached no page of hers. The socket's first ask takes her there."""
+    ch = api(alice).post_json("/api/challenges/", {"username": "bob"}).json()
+    assert "X-Sb-Go" not in _pending(api, alice)  # not accepted yet: nowhere to go
+    match_id = api(bob).post_json(f"/api/challenges/{ch['id']}/accept/").json()["match_id"]
+    r = _pending(api, alice)
+    assert r.status_code == 200 and r["X-Sb-Go"] == f"/matches/{match_id}/"
+    assert "X-Sb-Go" not in _pending(api, alice)  # once: she may leave the match page
+    assert "X-Sb-Go" not in _pending(api, bob)  # the one who accepted went there himself
+
+
+def test_an_accepted_challenge_whose_match_started_sends_nobody(
+    api: Any, alice: Any, bob: Any
+) -> None:
+    from matches.models import Match
+
+    ch = api(alice).post_json("/api/challenges/", {"username": "bob"}).json()
+    match_id = api(bob).post_json(f"/api/challenges/{ch['id']}/accept/").json()["match_id"]
+    Match.objects.filter(pk=match_id).update(status=Match.Status.ABORTED)
+    assert "X-Sb-Go" not in _pending(api, alice)
