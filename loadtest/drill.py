@@ -55,6 +55,7 @@ DRILL_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/spectacular_drill"
 DRILL_REDIS_URL = "redis://127.0.0.1:6379/5"
 RELEASE = "release"  # the Procfile's one-off step, run before the others start
 EXIT_TIMEOUT_S = 15.0  # a SIGTERM'd process must be gone by then (config.serve: 10 s)
+DIAGNOSE_AFTER_S = 30.0  # a restarted process not healthy by then: its stacks are dumped
 BACK_TIMEOUT_S = 60.0  # after the restart, for every socket to be back
 STUCK_S = 5.0  # a connected seat whose view lags its opponent's this long missed a push
 OUTAGE_VOID_AFTER_S = 180.0  # matches.clock.outage.OUTAGE_VOID_AFTER_MS: the one cause of a void
@@ -231,6 +232,20 @@ class Cluster(Services):
     def kill(self, t: str, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.procs[t].pid, sig)
+
+    def diagnose(self, t: str) -> Path:
+        """Every thread's stack of the type's processes (py-spy), appended to its log."""
+        path = self.log(t)
+        proc = self.procs.get(t)
+        pids = [p.pid for p in procstat.group(proc.pid)] if proc is not None else []
+        spy = Path(sys.executable).with_name("py-spy")
+        with path.open("a") as log:
+            log.write(f"\n--- drill: not healthy; stacks of {pids} ---\n")
+            log.flush()
+            for pid in pids:
+                subprocess.run([str(spy), "dump", "--pid", str(pid)], stdout=log,
+                               stderr=subprocess.STDOUT, timeout=30, check=False)  # fmt: skip
+        return path
 
     def alive(self, t: str) -> bool:
         """Some process of the type's group is still running."""
@@ -467,11 +482,17 @@ class Drill:
         return w
 
     async def until_healthy(self, types: tuple[str, ...]) -> bool:
-        deadline = time.monotonic() + START_TIMEOUT_S
+        start = time.monotonic()
+        deadline = start + START_TIMEOUT_S
         for t in types:
+            diagnosed = False
             while not await asyncio.to_thread(self.cluster.healthy, t):
                 if time.monotonic() > deadline:
                     return False
+                if not diagnosed and time.monotonic() - start > DIAGNOSE_AFTER_S:
+                    diagnosed = True  # once: what its threads were doing, in its log
+                    path = await asyncio.to_thread(self.cluster.diagnose, t)
+                    say(f"{t} not healthy after {DIAGNOSE_AFTER_S:.0f} s: stacks in {path}")
                 await asyncio.sleep(0.2)
         return True
 
@@ -537,8 +558,6 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
     charges = [c for c in rec.charges if within(c[0])]
     stuck = [s for s in rec.stuck if within(s[0])]
     credits = platform("credit")
-    # The time a seat then took to come back (``rejoin``) belongs to the same outage.
-    per_match = Counter(m for m, d in credits if not d.get("rejoin"))
     credited = Counter[int]()
     for m, d in credits:
         credited[m] += int(d.get("ms") or 0)
@@ -573,8 +592,9 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "credited_ms": sum(credited.values()),
         "credited_max_ms": max(credited.values(), default=0),
         "credits": len(credits),
-        # One outage is given back once: a match credited twice in a window is a fault.
-        "credited_twice": sum(n > 1 for n in per_match.values()),
+        # One stretch of time is given back once: a match given the same ms twice (an
+        # outage of the tier and a killed peer's seat, say) is a fault.
+        "credited_twice": len(given_twice(credits)),
         "voided": len(voided),
         "voided_unjustified": sum(not v["justified"] for v in voided),
         "voids": voided[:20],
@@ -593,6 +613,26 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         "error_examples": window["error_examples"],
         "ended": dict(window["ended"]),
     }
+
+
+def given_twice(credits: list[tuple[int, dict[str, Any]]]) -> set[int]:
+    """The matches given some millisecond back twice (credits' given spans overlap).
+
+    A credit event's given span is ``[to - ms, to)``: an outage's or a rejoin's part
+    that the running decision (or a start / continue window) was charged.
+    """
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for m, d in credits:
+        ms, to = int(d.get("ms") or 0), d.get("to")
+        if ms > 0 and to is not None:
+            spans.setdefault(m, []).append((int(to) - ms, int(to)))
+    twice = set()
+    for m, given in spans.items():
+        given.sort()
+        for (_, end), (start, _) in zip(given, given[1:], strict=False):
+            if start < end:
+                twice.add(m)
+    return twice
 
 
 def timeline(
@@ -631,7 +671,7 @@ def broken(r: dict[str, Any]) -> list[str]:
     if r["voided_unjustified"]:
         out.append(f"{r['voided_unjustified']} matches voided without cause")
     if r["credited_twice"]:
-        out.append(f"{r['credited_twice']} matches credited twice for one outage")
+        out.append(f"{r['credited_twice']} matches given the same time back twice")
     if r["stuck"]:
         out.append(f"{r['stuck']} seats stuck on an old view")
     if r["back_s"] is None:

@@ -48,6 +48,7 @@ second more than the outage, never less.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -68,6 +69,8 @@ PULSE_S = 0.05  # Redis proof of life (the sweeper's gate)
 BEAT_S = 1.0  # database heartbeat (outage detection)
 GAP_MS = 2_000  # the whole web tier silent longer than this: an outage
 STALL_MS = 1_000  # a loop that has not ticked for this long is not receiving frames
+ALIVE_EVERY_S = 0.25  # the pulse thread says the process runs (a stalled loop too)
+ALIVE_TTL_MS = 5_000
 PULSE_TTL_MS = 60_000  # pulses older than this are dropped from the set
 
 # Set by the web process's event loop (matches.realtime.periodic) every 50 ms.
@@ -178,6 +181,11 @@ def _dead_peers(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) ->
     from matches.clock import presence
 
     dead = [(n, _ms(t)) for n, t, active in fresh if active and n != own and tick - _ms(t) > GAP_MS]
+    # A peer whose loop stalled (a reconnect wave) is silent but not dead: its pulse
+    # thread still runs, and the frames its loop kept waiting are stamped back
+    # (matches.clock.receipt). Crediting its seats too gave the same seconds twice.
+    running = _threads_running([n for n, _ in dead])
+    dead = [(n, last) for n, last in dead if n not in running]
     if not dead:
         return []
     alive = [n for n, t, active in fresh if active and tick - _ms(t) <= GAP_MS] + [own]
@@ -189,6 +197,32 @@ def _dead_peers(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) ->
         else:
             presence.take(n)
     return changed
+
+
+def _alive_key(process: str) -> str:
+    return f"{conf.liveness_prefix()}:alive:{process}"
+
+
+def thread_alive(name: str | None = None) -> None:
+    """This process runs (its pulse thread does), whether or not its loop turns."""
+    client = _redis()
+    if client is not None:
+        client.set(_alive_key(name or process_name()), _now_ms(), px=ALIVE_TTL_MS)
+
+
+def _threads_running(names: list[str]) -> set[str]:
+    """Those of ``names`` whose pulse thread was running within :data:`GAP_MS`."""
+    client = _redis()
+    if client is None or not names:
+        return set()
+    now = _now_ms()
+    try:
+        seen = client.mget([_alive_key(n) for n in names])
+    except Exception:
+        return set()
+    return {
+        n for n, at in zip(names, seen, strict=True) if at is not None and now - int(at) <= GAP_MS
+    }
 
 
 def _forget_silent(fresh: list[tuple[str, datetime, bool]], own: str, tick: int) -> None:
@@ -291,6 +325,7 @@ class PulseThread(threading.Thread):
         self.process = name or process_name()
         self._stop_event = threading.Event()
         self._last_beat = 0.0
+        self._last_alive = 0.0
         self._redis_ok = False  # a ping first, and after every failure
         self._proxy_ok = False
         self._beat_tick: int | None = None  # the tick of this thread's last beat
@@ -313,6 +348,11 @@ class PulseThread(threading.Thread):
         now = _now_ms()
         if stopped_at_ms is not None:
             return  # shutting down: no longer listening, its sockets closed
+        if time.monotonic() - self._last_alive >= ALIVE_EVERY_S:
+            # Running, if perhaps stalled: a peer must not take this process for dead.
+            with contextlib.suppress(Exception):
+                thread_alive(self.process)
+                self._last_alive = time.monotonic()
         if tick is None or now - tick > STALL_MS:
             return  # the loop is not turning: this process proves nothing now
         client = _redis()

@@ -317,9 +317,11 @@ def credit_rejoin(
     if until is None or credit is None:
         return state
     back, seat = credit.to, state.to_act
-    since = credit.given_to if credit.given_to is not None else back
+    # From where the last credit (this hold's or another's) left off: never twice.
+    since = credit.given_through()
     cut = seat == credit.seat and state.decision_start == credit.start
-    state, ms = engine.credit(state, since, min(now, until))
+    end = min(now, until)
+    state, ms = engine.credit(state, since, end)
     if hold:
         start = state.decision_start if cut else credit.start
         given = replace(
@@ -330,7 +332,12 @@ def credit_rejoin(
         )
     else:
         away = tuple(s for s in credit.away if s != seat)
-        given = LastCredit(ms=credit.ms + (ms if cut else 0), seat=credit.seat, to=back)
+        given = LastCredit(
+            ms=credit.ms + (ms if cut else 0),
+            seat=credit.seat,
+            to=back,
+            through=max(credit.given_through(), min(now, until)),
+        )
         if away:  # the other seat is not back yet: its decisions stay held
             start = None if cut else credit.start
             given = replace(given, start=start, rejoin_until=until, away=away)
@@ -339,8 +346,8 @@ def credit_rejoin(
         events.append(
             {
                 "type": "credit",
-                "from": since,
-                "to": since + ms,
+                "from": end - ms,  # what was given: the decision's part of [since, end)
+                "to": end,
                 "ms": ms,
                 "player": seat,
                 "rejoin": True,
@@ -359,4 +366,6 @@ def seats_back(m: Match, seats: Sequence[int]) -> None:
     if away:
         replace(credit, away=away).save_to(m)
     else:  # everyone is back (the cut seat was away too): nothing is held
-        LastCredit(ms=credit.ms, seat=credit.seat, to=credit.to).save_to(m)
+        LastCredit(
+            ms=credit.ms, seat=credit.seat, to=credit.to, through=credit.given_through()
+        ).save_to(m)

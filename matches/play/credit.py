@@ -7,6 +7,11 @@ as well, and ``"away"``: the people's seats whose sockets are not back yet.
 Written by ``matches.clock.outage`` (and ``matches.clock.presence``) and, when
 the seat is back, by ``matches.play.act``; read by ``matches.play.timing`` (the
 rejoin hold).
+
+``"through"``: the latest moment time has been given back up to, by any credit
+(an outage, a dead peer's seats, a rejoin). A later credit starts no earlier: one
+stretch of our time is never given twice (the drill at 200 matches gave a match an
+outage of the tier and a killed peer's seat back for the same seconds).
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ class LastCredit:
     # Held seats' way back given so far (epoch ms): its socket connected then, and the
     # hold lasts until its first action, which is given the time since.
     given_to: int | None = None
+    through: int | None = None  # time given back up to here (epoch ms), all credits
+
+    def given_through(self) -> int:
+        """Up to when time has been given back: a new credit starts no earlier."""
+        return max(self.to, self.given_to or 0, self.through or 0)
 
     @classmethod
     def of(cls, m: Match) -> LastCredit | None:
@@ -45,11 +55,14 @@ class LastCredit:
             rejoin_until=None if held is None else int(held),
             away=tuple(int(x) for x in raw.get("away") or ()),
             given_to=None if raw.get("given_to") is None else int(raw["given_to"]),
+            through=None if raw.get("through") is None else int(raw["through"]),
         )
 
     def stored(self) -> dict[str, Any]:
         """The JSON of the row (the hold's keys only while it lasts)."""
         out: dict[str, Any] = {"ms": self.ms, "seat": self.seat, "to": self.to}
+        if self.through is not None and self.through > self.to:
+            out["through"] = self.through
         if self.rejoin_until is not None:
             out["rejoin_until"] = self.rejoin_until
             if self.start is not None:  # none once the cut decision's seat is back
@@ -62,3 +75,9 @@ class LastCredit:
 
     def save_to(self, m: Match) -> None:
         m.last_credit = self.stored()
+
+
+def given_through(m: Match) -> int | None:
+    """Up to when the match's time has been given back (``None``: never)."""
+    credit = LastCredit.of(m)
+    return None if credit is None else credit.given_through()

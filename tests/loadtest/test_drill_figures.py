@@ -81,10 +81,12 @@ def test_a_window_compares_what_the_seats_saw_with_the_servers_log() -> None:
         versions={1: 8, 2: 11},
         events={(1, 5): ("place", 0), (2, 9): ("place", 0), (2, 3): ("place", 0)},
         platform=[
-            (1, "credit", {"ms": 6_000}, 1_005_000),
-            (1, "credit", {"ms": 1_500, "rejoin": True}, 1_006_500),  # its way back: same outage
-            (2, "credit", {"ms": 6_000}, 1_005_000),
-            (2, "credit", {"ms": 2_000}, 1_005_100),  # the same outage again
+            (1, "credit", {"ms": 6_000, "to": 1_005_000}, 1_005_000),
+            # Its way back after that outage: the next 1.5 s, given once.
+            (1, "credit", {"ms": 1_500, "to": 1_006_500, "rejoin": True}, 1_006_500),
+            (2, "credit", {"ms": 6_000, "to": 1_005_000}, 1_005_000),
+            # A killed peer's seat given back 1_003_100 → 1_005_100: 1.9 s of it twice.
+            (2, "credit", {"ms": 2_000, "to": 1_005_100, "socket": True}, 1_005_100),
             (2, "timeout", {"player": 1}, 1_006_000),
             (1, "credit", {"ms": 9_000}, 1_020_000),  # after the window
         ],
@@ -102,7 +104,7 @@ def test_a_window_compares_what_the_seats_saw_with_the_servers_log() -> None:
     assert drill.broken(r) == [
         "3 moves lost",
         "1500 ms charged",
-        "1 matches credited twice for one outage",
+        "1 matches given the same time back twice",
     ]
     assert "| all 2 web processes · SIGKILL | 2 | 3 | 3 | 1500 | 2 (≤ 8.0 s) |" in drill.table([r])
 
@@ -186,3 +188,18 @@ async def test_a_connected_seat_whose_view_stays_behind_its_opponents_is_stuck(
     assert (match, seat, saw, top) == (7, 1, 8, 9) and len(rec.stuck) == 1
     r = drill.row(_window(t0=since - 1, t1=since + 1), rec, drill.Log({}, {}, []))
     assert r["stuck"] == 1 and drill.broken(r) == ["1 seats stuck on an old view"]
+
+
+def test_credits_of_one_match_are_twice_only_where_their_given_spans_overlap() -> None:
+    outage = {"ms": 4_000, "to": 10_000}  # 6_000 → 10_000
+    assert (
+        drill.given_twice([(1, outage), (1, {"ms": 2_000, "to": 12_000, "rejoin": True})]) == set()
+    )
+    assert drill.given_twice([(1, outage), (1, {"ms": 3_000, "to": 12_000})]) == {1}
+    # Another match's span, or a credit of nothing, is never "twice".
+    assert (
+        drill.given_twice(
+            [(1, outage), (2, {"ms": 4_000, "to": 10_000}), (1, {"ms": 0, "to": 9_000})]
+        )
+        == set()
+    )

@@ -154,3 +154,114 @@ def test_after_an_outage_of_the_whole_tier_the_old_processes_are_not_dead_peers_
     assert liveness.beat(t + 11_000, "web-a2") == []
     assert MatchEvent.objects.filter(match=m, kind="credit").count() == 1
     assert _to_act(m, alice, bob)[2] == deadline + 10_000
+
+
+def test_a_seat_not_to_act_whose_process_died_is_held_for_the_decision_that_starts_while_away(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """The opponent, connected to the live process, moves while this seat reconnects:
+    the decision that starts then is this seat's, and its way back is given back."""
+    from tests.support import frame_for
+
+    m = live_ranked(alice, bob)
+    mover, seat, _ = _to_act(m, alice, bob)
+    waiter = bob if mover is alice else alice
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [1 - seat], t - 500, process="web-a")  # the waiter's socket
+    presence.here(m.pk, [seat], t - 500, process="web-b")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    assert liveness.beat(t + 1_000, "web-b") == []
+    assert liveness.beat(t + 3_000, "web-b") == []  # nothing to give: held only
+    m.refresh_from_db()
+    assert m.last_credit["away"] == [1 - seat]
+    state = engine.from_dict(m.state)
+    assert (
+        act(m.pk, mover, frame_for(engine.legal_actions(state)[0], m.version), t + 4_000).error
+        is None
+    )
+    who, to_act, deadline = _to_act(m, alice, bob)
+    assert who == waiter and to_act == 1 - seat
+    assert timing.rejoin_until(m, engine.from_dict(m.state)) is not None  # cannot run out
+    assert rejoin(m.pk, waiter, t + 6_500, hold=True)  # back through web-b 2.5 s later
+    assert _to_act(m, alice, bob)[2] == deadline + 2_500
+
+
+def test_a_peer_whose_loop_stalled_is_not_taken_for_dead(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """Its pulse thread still says it runs (a reconnect wave stalled its loop): its
+    seats are not given back the silence, which its frames' stamps already are."""
+    m = live_ranked(alice, bob)
+    _, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    liveness.thread_alive("web-a")
+    assert liveness.beat(t + 1_000, "web-b") == []
+    assert liveness.beat(t + 3_000, "web-b") == []
+    assert Heartbeat.objects.get(name="web-a").active
+    assert _to_act(m, alice, bob)[2] == deadline
+    assert not MatchEvent.objects.filter(match=m, kind="credit").exists()
+
+
+def test_time_given_back_once_is_not_given_again_by_a_later_credit(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """A killed peer's seat given t → t+3 s; then an outage of the tier found for
+    t+1 s → t+5 s gives only what was not given yet: t+3 s → t+5 s."""
+    from matches.clock.outage import credit_outage
+
+    m = live_ranked(alice, bob)
+    _, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    assert presence.credit_away(m.pk, seat, t, t + 3_000, waiting=True)
+    assert _to_act(m, alice, bob)[2] == deadline + 3_000
+    assert credit_outage(t + 1_000, t + 5_000) == [m.pk]
+    assert _to_act(m, alice, bob)[2] == deadline + 5_000
+    spans = [(e.data["to"] - e.data["ms"], e.data["to"])
+             for e in MatchEvent.objects.filter(match=m, kind="credit").order_by("pk")]  # fmt: skip
+    assert spans == [(t, t + 3_000), (t + 3_000, t + 5_000)]
+    assert credit_outage(t + 2_000, t + 4_000) == []  # all of it given already
+
+
+def test_a_process_that_stops_cleanly_holds_its_seats_until_they_are_back(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """SIGTERM: before its sockets close with 1012 the process holds every seat it held
+    (config/serve.py); the seat to act is given its way back through the other process."""
+    m = live_ranked(alice, bob)
+    mover, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")
+    assert presence.hold_leaving("web-a", t) == 1
+    assert presence.take("web-a") == {}  # taken: its sockets' closing changes nothing
+    m.refresh_from_db()
+    assert m.last_credit["away"] == [seat] and m.last_credit["rejoin_until"] > t
+    assert _to_act(m, alice, bob)[2] == deadline  # nothing given yet
+    assert rejoin(m.pk, mover, t + 2_500, hold=True)
+    assert _to_act(m, alice, bob)[2] == deadline + 2_500
+    assert presence.hold_leaving("web-a", t + 3_000) == 0  # nothing held twice
+
+
+def test_the_way_back_after_a_dead_peer_is_given_from_where_its_credit_ended(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """The drill's match 198: the decision began before the peer's last beat, so its
+    credit moved the decision's start; the rejoin then gave the same 537 ms again."""
+    from loadtest.drill import given_twice
+    from matches.clock.outage import credit_outage
+
+    m = live_ranked(alice, bob)
+    mover, seat, deadline = _to_act(m, alice, bob)
+    start = engine.from_dict(m.state).decision_start
+    # An outage's hold still runs (its seats back, not acted yet) when the peer dies.
+    assert credit_outage(start + 1_000, start + 1_500) == [m.pk]
+    t = start + 4_000
+    assert presence.credit_away(m.pk, seat, t, t + 2_000, waiting=True)
+    assert rejoin(m.pk, mover, t + 5_000, hold=True)
+    assert _to_act(m, alice, bob)[2] == deadline + 500 + 5_000  # t → t+5 s, once
+    credits = [(m.pk, e.data) for e in MatchEvent.objects.filter(match=m, kind="credit")]
+    assert [d["ms"] for _, d in credits] == [500, 2_000, 3_000]
+    assert given_twice(credits) == set()

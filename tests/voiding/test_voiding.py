@@ -427,7 +427,14 @@ def test_the_seat_to_act_is_given_back_the_time_until_its_socket_is_back(
     event = MatchEvent.objects.filter(match=m, kind="credit").order_by("pk").last()
     assert event is not None and event.data["ms"] == 1_800 and event.data["rejoin"]
     m.refresh_from_db()
-    assert m.last_credit == {"ms": 13_100 + 1_800, "seat": seat, "to": back}
+    # Given back through its return: a later credit starts no earlier.
+    assert m.last_credit == {
+        "ms": 13_100 + 1_800,
+        "seat": seat,
+        "to": back,
+        "through": back + 1_800,
+    }
+    assert event.data["from"] == back and event.data["to"] == back + 1_800
     for audience in ("seat0", "seat1"):  # both pages show the whole time given back
         assert f'"credit":{{"ms":14900,"seat":{seat},' in pushes[-1].frames[audience]
     # Once is all: a second reconnection (a reload) gives nothing more.
@@ -499,3 +506,39 @@ def test_the_seats_own_frame_proves_it_is_back(
     m.refresh_from_db()
     assert m.end_reason == "resign" and m.winner_seat == 1 - seat
     assert MatchEvent.objects.filter(match=m, kind="credit").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_outage_credit_locks_every_open_match_before_crediting_the_first(
+    require_postgres: None, alice: Any, bob: Any, carol: Any, dave: Any, live_ranked: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A seat back early cannot act on a match the credit has not reached yet: its frame
+    waits for the credit's commit (stamped on arrival, so the wait is not its player's)."""
+    from django.db import DatabaseError, transaction
+
+    first, last = live_ranked(alice, bob), live_ranked(carol, dave)
+    seen: list[str] = []
+    credit_one = outage._credit_one
+
+    def try_last() -> None:
+        try:
+            with transaction.atomic():
+                Match.objects.select_for_update(nowait=True).get(pk=last.pk)
+            seen.append("free")
+        except DatabaseError:
+            seen.append("locked")
+        finally:
+            connection.close()
+
+    def spying(match_id: int, *args: Any) -> bool:
+        if match_id == first.pk:  # the loop's first match: is the last one locked already?
+            t = threading.Thread(target=try_last)
+            t.start()
+            t.join()
+        return credit_one(match_id, *args)
+
+    monkeypatch.setattr(outage, "_credit_one", spying)
+    now = timing.now_ms()
+    assert outage.credit_outage(now - 5_000, now) == [first.pk, last.pk]
+    assert seen == ["locked"]
