@@ -771,6 +771,11 @@ def main(argv: list[str]) -> int:
     # Stopped from outside: unwind, so that the processes started here are stopped.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+    from .goals import engine_us_per_action
+
+    # The machine's speed, in the same run: the times below are read against it.
+    engine_us = engine_us_per_action()
+    say(f"engine: {engine_us:.1f} µs per applied action on this machine now")
     started, load_before, busy0 = time.time(), os.getloadavg(), procstat.machine_busy()
     cluster = Cluster(opts.database_url, opts.redis_url, prefix=opts.prefix, log_dir=opts.log_dir)
     say(f"starting {', '.join(cluster.types)} one by one on {cluster.base} (logs: {opts.log_dir})")
@@ -791,6 +796,7 @@ def main(argv: list[str]) -> int:
         "seconds": round(time.time() - started),
         "machine": {
             "cpus": os.cpu_count(),
+            "engine_us_per_action": round(engine_us, 2),
             "load_avg_before": load_before,
             "load_avg_after": os.getloadavg(),
             # The whole machine over the run, % of one core (2 cores: up to 200).
@@ -810,7 +816,8 @@ def main(argv: list[str]) -> int:
     print(table(rows))
     m = out["machine"]
     print(
-        f"\n({out['seconds']} s; machine {m['cpu_pct']} % of one core, load average "
+        f"\n({out['seconds']} s; engine {m['engine_us_per_action']} µs per action; "
+        f"machine {m['cpu_pct']} % of one core, load average "
         f"{m['load_avg_before'][0]:.1f} → {m['load_avg_after'][0]:.1f}; figures in {opts.json})"
     )
     failures = [f"{r['fault']}: {', '.join(b)}" for r in rows if (b := broken(r))]

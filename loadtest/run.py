@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,15 +144,27 @@ class Run:
     async def level(self, n: int) -> dict[str, Any]:
         opts = self.opts
         say(f"[{self.setup.name}] {n} matches: ramping up")
+        lag0 = await asyncio.to_thread(loop_lag, self.setup.metrics_port)
         ramp_s = await self.fleet.scale(n, Behaviour(think=opts.think), opts.ramp_timeout)
         await asyncio.sleep(opts.settle)
         row, _ = await self.measure(
             f"{n} matches", n, ramp_s, opts.window, self.fleet.live, offered=self.offered(n)
         )
+        lag1 = await asyncio.to_thread(loop_lag, self.setup.metrics_port)
+        if lag0 is not None and lag1 is not None:
+            # The ramp (its burst of handshakes) and the window: ticks late past 250 ms.
+            row["loop_late"] = late_ticks(lag0, lag1)
         lat = row["latency_ms"]
+        late = row.get("loop_late")
         say(
             f"[{self.setup.name}] {n} matches: {row['live']} live, {row['moves_per_s']} moves/s, "
             f"p50 {lat['p50']} ms"
+            + (
+                ""
+                if late is None
+                else f"; event loop late > 250 ms {late['over_250ms']} times of "
+                f"{late['ticks']} ticks (worst ≤ {late['worst_le_s']} s), ramp included"
+            )
         )
         return row
 
@@ -313,3 +326,39 @@ class Run:
         finally:
             await fleet.stop_all()
         return row
+
+
+LATE_S = 0.25  # the embedded default's goal: its loop never stalls longer (issue 14)
+
+
+def loop_lag(port: int | None) -> dict[float, float] | None:
+    """The web process's loop-lateness histogram (``sb_loop_lag_seconds``): le → count."""
+    if port is None:
+        return None
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    out: dict[float, float] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name == "sb_loop_lag_seconds":
+            for sample in family.samples:
+                if sample.name.endswith("_bucket"):
+                    out[float(sample.labels["le"])] = sample.value
+    return out or None
+
+
+def late_ticks(before: dict[float, float], after: dict[float, float]) -> dict[str, Any]:
+    """Between two scrapes: ticks, how many were late past :data:`LATE_S`, the worst bucket."""
+    delta = {le: after.get(le, 0) - before.get(le, 0) for le in after}
+    total = delta.get(float("inf"), 0)
+    within = max((v for le, v in delta.items() if le <= LATE_S), default=0)
+    worst = min((le for le, v in delta.items() if v >= total), default=float("inf"))
+    return {
+        "ticks": int(total),
+        "over_250ms": int(total - within),
+        "worst_le_s": "∞" if worst == float("inf") else worst,
+    }

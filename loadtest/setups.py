@@ -62,6 +62,7 @@ class Setup:
         self.tmp = tempfile.TemporaryDirectory(prefix=f"bench-{self.name}-")
         self.log_path = (log_dir or Path(self.tmp.name)) / f"bench-load-{self.name}.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.metrics_port: int | None = None  # the web process's /metrics, if one port has it
         self.kinds: dict[int, str] = {}  # pid → role, filled by procstat.snapshot
         env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
         env.update(
@@ -168,6 +169,9 @@ class Embedded(Setup):
     def __init__(self, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.env["DATABASE_URL"] = f"sqlite:///{Path(self.tmp.name) / 'db.sqlite3'}"
+        # Its one web process's metrics (loopback only): the event loop's lateness.
+        self.metrics_port = free_port()
+        self.env["METRICS_PORT"] = str(self.metrics_port)
 
 
 class Services(Setup):

@@ -59,6 +59,7 @@ def test_an_arena_match_page_links_back_and_offers_berserk_before_start() -> Non
     html = logged_in(a).get(f"/matches/{m.pk}/").content.decode()
     assert 'data-testid="arena-back"' in html and f"/tournaments/{arena.pk}/" in html
     assert 'data-testid="arena-berserk"' in html
+    assert "/js/arena" in html  # its script, which only an arena match's page loads
     r = logged_in(a).post(f"/api/tournaments/matches/{m.pk}/berserk/")
     assert r.status_code == 200
     m = Tables().start(m)
@@ -66,10 +67,8 @@ def test_an_arena_match_page_links_back_and_offers_berserk_before_start() -> Non
     assert 'data-testid="arena-berserk"' not in html  # too late once it runs
     # A match no arena made has no bar.
     other = Tables().ranked(*players(2, "q"))
-    assert (
-        'data-testid="arena-bar"'
-        not in logged_in(other.player0).get(f"/matches/{other.pk}/").content.decode()
-    )
+    html = logged_in(other.player0).get(f"/matches/{other.pk}/").content.decode()
+    assert 'data-testid="arena-bar"' not in html and "/js/arena" not in html
 
 
 def test_the_podium_the_final_table_and_the_profiles_best_rank(clock: Any) -> None:

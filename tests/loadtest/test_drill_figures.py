@@ -203,3 +203,14 @@ def test_credits_of_one_match_are_twice_only_where_their_given_spans_overlap() -
         )
         == set()
     )
+
+
+def test_the_loop_lateness_between_two_scrapes_counts_the_ticks_late_past_250_ms() -> None:
+    from loadtest.run import late_ticks
+
+    inf = float("inf")
+    before = {0.05: 100.0, 0.1: 100.0, 0.25: 100.0, 0.5: 100.0, 1.0: 100.0, inf: 100.0}
+    after = {0.05: 1_090.0, 0.1: 1_095.0, 0.25: 1_097.0, 0.5: 1_099.0, 1.0: 1_100.0, inf: 1_100.0}
+    assert late_ticks(before, after) == {"ticks": 1_000, "over_250ms": 3, "worst_le_s": 1.0}
+    calm = {le: v + 10 for le, v in before.items()}  # 10 ticks, all on time
+    assert late_ticks(before, calm) == {"ticks": 10, "over_250ms": 0, "worst_le_s": 0.05}
