@@ -65,6 +65,12 @@ def live_server(
     """A Daphne server as ``make run`` starts it, on its own fresh database; its URL."""
     env = {
         **os.environ,
+        # Admission control is tested on its own (tests/matches/test_admission.py,
+        # tests/e2e/test_browser_busy.py): on a loaded CI machine the embedded SQLite's
+        # waits passed its 250 ms limit, and the queue's pairing and new matches of
+        # tests about something else were refused (two CI runs failed so).
+        "ADMISSION_DB_WAIT_MS": "5000",
+        "ADMISSION_LOOP_LAG_MS": "5000",
         **(extra_env or {}),
         "DATABASE_URL": _database_url(tmp, suffix),
         "SB_DEAL_SEED": DEAL_SEED,
