@@ -7,14 +7,13 @@ the engine's view for the seat plus the platform's ``match`` block
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.utils import timezone
 
 import engine
 from matches.models import Match, RematchOffer
-from matches.play import fairplay
+from matches.play import fairplay, jsontext
 
 
 def audiences(m: Match) -> tuple[str, ...]:
@@ -100,10 +99,7 @@ def match_block(m: Match, audience: str, seat: int | None, now: int) -> dict[str
 
 def state_frame(view: dict[str, Any]) -> str:
     """The JSON text of a ``state`` frame holding ``view``."""
-    return json.dumps(
-        {"type": "state", "version": view["match"]["version"], "view": view},
-        separators=(",", ":"),
-    )
+    return jsontext.dumps({"type": "state", "version": view["match"]["version"], "view": view})
 
 
 def _result(m: Match) -> dict[str, Any] | None:

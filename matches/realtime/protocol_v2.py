@@ -19,8 +19,9 @@ can hold nothing that version 1 would not.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from matches.play import jsontext
 
 VERSION = 2
 
@@ -61,9 +62,7 @@ class DeltaEncoder:
     def frame(self, view: dict[str, Any], *, whole: bool = False) -> str:
         body = self.view(view, whole=whole)
         version = view["match"]["version"]
-        return json.dumps(
-            {"type": "state", "version": version, "view": body}, separators=(",", ":")
-        )
+        return jsontext.dumps({"type": "state", "version": version, "view": body})
 
 
 def apply(held: dict[str, Any] | None, view: dict[str, Any]) -> dict[str, Any]:

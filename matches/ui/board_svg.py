@@ -13,9 +13,9 @@ counted end's contribution and ``legal_positions`` the hollow dots (RULES ยง3, ย
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
+import orjson
 from django.core.signals import setting_changed
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
@@ -128,10 +128,9 @@ def board_fragment(view: dict[str, Any], *, oob: bool) -> str:
     """
     phase = view.get("phase")
     layout = view.get("layout")
-    key = json.dumps(
-        [layout, view.get("legal"), view.get("ends"), view.get("end_total")],
-        separators=(",", ":"),
-    )
+    # orjson: this key is made for every render of every HTML socket (json.dumps was
+    # 1.4 % of a web process's CPU at 200 live matches).
+    key = orjson.dumps([layout, view.get("legal"), view.get("ends"), view.get("end_total")])
     scorer, score = _last_score(view)
     return _board_fragment(key, phase, translation.get_language(), oob, scorer, score)
 
@@ -160,9 +159,9 @@ def _last_score(view: dict[str, Any]) -> tuple[str | None, int]:
 
 @functools.lru_cache(maxsize=512)
 def _board_fragment(
-    key: str, phase: str | None, language: str, oob: bool, scorer: str | None, score: int
+    key: bytes, phase: str | None, language: str, oob: bool, scorer: str | None, score: int
 ) -> str:
-    layout, legal, ends, end_total = json.loads(key)
+    layout, legal, ends, end_total = orjson.loads(key)
     view = {"layout": layout, "legal": legal, "ends": ends, "end_total": end_total}
     g = _board(view)
     if g is not None and scorer is not None:
