@@ -8,6 +8,11 @@ Server → client (JSON):
 - ``{"type": "you", "you": {...} | null}`` when the player's own state changes;
 - ``{"type": "paired", "match_id": 42, "url": "/matches/42/"}``: go there now.
 
+With ``?bar=1`` (the arena bar on an arena match's page) the socket is sent only
+``you`` and ``paired``: the bar draws no table, and at 500 players the table's
+8 KB a second to every player in a match was most of what the arena's moves
+waited behind (issue 19).
+
 Client → server: ``{"op": "ping"}`` (presence). Presence is also stamped on
 connect, every :data:`PRESENCE_EVERY_S` while the socket is open and on
 disconnect; a waiting player whose sockets have all been gone for the grace
@@ -21,6 +26,7 @@ import asyncio
 import contextlib
 import json
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -41,11 +47,13 @@ from .models import Arena
 PRESENCE_EVERY_S = 10.0
 
 
-def _initial(arena_id: int, user_id: int) -> dict[str, Any] | None:
+def _initial(arena_id: int, user_id: int, table: bool = True) -> dict[str, Any] | None:
+    """What a socket is sent on connect: the table (unless ``table`` is false: the bar's)
+    and the player's own state."""
     if not Arena.objects.filter(pk=arena_id).exists():
         return None
     services.touch(arena_id, user_id)
-    return {**standings.table(arena_id), "you": standings.you(arena_id, user_id)}
+    return {**(standings.table(arena_id) if table else {}), "you": standings.you(arena_id, user_id)}
 
 
 def cut(table: dict[str, Any], username: str) -> dict[str, Any]:
@@ -129,16 +137,18 @@ class ArenaConsumer(LayerSafe, AsyncWebsocketConsumer):
             await refuse(self, CLOSE_UNAUTHENTICATED)
             return
         self.arena_id = int(self.scope["url_route"]["kwargs"]["arena_id"])
-        first = await db.run(_initial, self.arena_id, self.user.pk)
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        bar = query.get("bar") == ["1"]
+        first = await db.run(_initial, self.arena_id, self.user.pk, not bar)
         if first is None:
             await refuse(self, CLOSE_FORBIDDEN)
             return
         self.groups_joined = []
+        groups = [push.user_group(self.arena_id, self.user.pk)]
+        if not bar:
+            groups.insert(0, push.arena_group(self.arena_id))
         try:
-            for g in (
-                push.arena_group(self.arena_id),
-                push.user_group(self.arena_id, self.user.pk),
-            ):
+            for g in groups:
                 await self.channel_layer.group_add(g, self.channel_name)
                 self.groups_joined.append(g)
         except Exception:
@@ -146,7 +156,8 @@ class ArenaConsumer(LayerSafe, AsyncWebsocketConsumer):
             return
         await self.accept()
         self.accepted = True
-        await self.send(text_data=json.dumps(cut(first, self.user.username)))
+        if not bar:
+            await self.send(text_data=json.dumps(cut(first, self.user.username)))
         await self.send(text_data=json.dumps({"type": "you", "you": first["you"]}))
         self._presence = asyncio.ensure_future(self._keep_presence())
 

@@ -129,3 +129,41 @@ def test_each_push_version_is_encoded_once_and_a_new_version_is_encoded_again() 
     assert later is not first and json.loads(later.text("u0"))["count"] == 6
     # A message without a version (an older process's push) is encoded for itself.
     assert encoded(_table(4, version=None)) is not encoded(_table(4, version=None))
+
+
+async def test_the_match_bar_socket_gets_the_players_news_but_never_the_table(
+    arena: Arena,
+) -> None:
+    """The bar on an arena match's page (``?bar=1``) draws no table: at 500 players the
+    table's 8 KB a second to every player in a match slowed the arena's moves."""
+    a, b = await database_sync_to_async(players)(2)
+    await database_sync_to_async(services.join)(arena.pk, a)
+    path = f"/ws/tournaments/{arena.pk}/?bar=1"
+    comm = WebsocketCommunicator(ArenaConsumer.as_asgi(), path, headers=SITE_HEADERS)
+    comm.scope["user"] = a
+    comm.scope["url_route"] = {"kwargs": {"arena_id": arena.pk}}
+    connected, _ = await comm.connect()
+    assert connected
+    page = await connect(arena, a)  # the arena page's socket, for comparison
+    try:
+        assert (await next_frame(page, "standings"))["count"] == 1
+        await database_sync_to_async(services.join)(arena.pk, b)
+        await database_sync_to_async(push.push_standings)()  # the 1 s job
+        assert (await next_frame(page, "standings"))["count"] == 2
+        result = await database_sync_to_async(services.pair_arena)(arena.pk)
+        url = f"/matches/{result.paired[0]}/"
+        assert (await next_frame(page, "paired"))["url"] == url
+        # The bar got the same news, in order, and nothing of the table.
+        seen = []
+        while not seen or seen[-1]["type"] != "paired":
+            seen.append(json.loads(await comm.receive_from(timeout=DEADLINE_S)))
+        assert [f["type"] for f in seen if f["type"] != "you"] == ["paired"]
+        assert seen[0]["type"] == "you" and seen[0]["you"]["waiting"] is True
+        assert seen[-1]["url"] == url
+        assert await comm.receive_nothing(timeout=0.3)
+        # It keeps the player present as the page's socket does.
+        seen_at = await database_sync_to_async(lambda: Entry.objects.get(user=a).last_seen)()
+        assert seen_at > timezone.now() - timedelta(seconds=30)
+    finally:
+        await comm.disconnect()
+        await page.disconnect()
