@@ -131,3 +131,55 @@ async def test_over_the_socket_v2_is_opt_in_and_v1_is_unchanged(
     finally:
         await a.comm.disconnect()
         await b.disconnect()
+
+
+async def test_one_process_encodes_a_version_1_frame_only_for_a_socket_that_reads_it(
+    alice: Any, bob: Any, settings: Any, monkeypatch: Any
+) -> None:
+    """On the embedded default (one process, in-memory layer) a change is handed to the
+    sockets as a view; its version-1 text is made only if a version-1 socket asks, once
+    for its audience (8 % of the process's CPU went to texts nobody read)."""
+    from matches.realtime.layers import InMemoryLayer
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "matches.realtime.layers.InMemoryLayer"}}
+    settings.DEAL_SEED = 4
+    encoded: list[str] = []
+    frame = Change.frame
+
+    def counting(self: Change, audience: str) -> str:
+        encoded.append(audience)
+        return frame(self, audience)
+
+    monkeypatch.setattr(Change, "frame", counting)
+    match = await database_sync_to_async(new_casual)(alice, bob)
+    sockets = {}
+    for name, user in (("alice", alice), ("bob", bob)):
+        headers = await database_sync_to_async(login_headers)(user)
+        comm = WebsocketCommunicator(application, f"/ws/matches/{match.pk}/?v=2", headers=headers)
+        assert (await comm.connect(timeout=10))[0]
+        assert (await comm.receive_json_from(timeout=10))["version"] == 0
+        sockets[name] = comm
+    from channels.layers import get_channel_layer
+
+    assert isinstance(get_channel_layer(), InMemoryLayer)
+    try:
+        await sockets["alice"].send_json_to({"op": "start", "version": 0})
+        await sockets["bob"].send_json_to({"op": "start", "version": 0})
+        for comm in sockets.values():  # both see the match start, as deltas
+            version = 0
+            while version < 2:
+                version = (await comm.receive_json_from(timeout=10))["version"]
+        assert encoded == []  # nobody reads version 1: no text was made
+        # A version-1 socket (a spectator's) on the same match: its audience's text is
+        # made for it, once per change, and nobody else's.
+        watcher = await open_socket(match.pk, alice)  # alice's second socket: version 1
+        _, raw = await database_sync_to_async(db_state)(match.pk)
+        action = engine.legal_actions(engine.from_dict(raw))[0]
+        mover = sockets["alice" if action.player == 0 else "bob"]
+        await mover.send_json_to(frame_for(action, 2))
+        assert (await watcher.state_at(3))["version"] == 3
+        assert encoded == ["seat0"]
+        await watcher.comm.disconnect()
+    finally:
+        for comm in sockets.values():
+            await comm.disconnect()
