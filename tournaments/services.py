@@ -171,6 +171,16 @@ def touch(arena_id: int, user_id: int) -> bool:
     )
 
 
+def touch_many(held: dict[int, list[int]]) -> int:
+    """Refresh the presence of every player in ``held`` (arena id -> user ids): one UPDATE
+    an arena. How many entries were refreshed."""
+    now = timezone.now()
+    return sum(
+        Entry.objects.filter(arena_id=arena_id, user_id__in=users).update(last_seen=now)
+        for arena_id, users in held.items()
+    )
+
+
 # --- berserk --------------------------------------------------------------------
 
 

@@ -167,3 +167,48 @@ async def test_the_match_bar_socket_gets_the_players_news_but_never_the_table(
     finally:
         await comm.disconnect()
         await page.disconnect()
+
+
+async def test_the_process_refreshes_every_open_sockets_presence_at_once(
+    arena: Arena, monkeypatch: Any
+) -> None:
+    """One UPDATE an arena every PRESENCE_EVERY_S for all the arena sockets a process holds
+    (not a timer and a write per socket), and a closed socket's player is let go."""
+    from tournaments import consumers
+
+    monkeypatch.setattr(consumers, "PRESENCE_EVERY_S", 0.2)
+    a, b = await database_sync_to_async(players)(2)
+    for p in (a, b):
+        await database_sync_to_async(services.join)(arena.pk, p)
+    ca, cb = await connect(arena, a), await connect(arena, b)
+    try:
+        for c in (ca, cb):
+            await next_frame(c, "you")
+        assert consumers.held() == {arena.pk: sorted([a.pk, b.pk])}
+        old = timezone.now() - timedelta(minutes=5)
+        await database_sync_to_async(Entry.objects.filter(arena=arena).update)(last_seen=old)
+        touched: list[dict[int, list[int]]] = []
+        touch_many = services.touch_many
+
+        def counting(held: dict[int, list[int]]) -> int:
+            touched.append(held)
+            return touch_many(held)
+
+        monkeypatch.setattr(services, "touch_many", counting)
+
+        def stale() -> int:
+            return Entry.objects.filter(
+                arena=arena, last_seen__lt=old + timedelta(minutes=4)
+            ).count()
+
+        loop = asyncio.get_running_loop()
+        end = loop.time() + DEADLINE_S
+        while await database_sync_to_async(stale)():
+            assert loop.time() < end, "the open sockets' presence was not refreshed"
+            await asyncio.sleep(0.05)
+        assert touched[0] == {arena.pk: sorted([a.pk, b.pk])}  # both in one call
+    finally:
+        await ca.disconnect()
+    assert consumers.held() == {arena.pk: [b.pk]}
+    await cb.disconnect()
+    assert consumers.held() == {}
