@@ -74,7 +74,29 @@ def summary(arena: Arena, now: Any = None) -> dict[str, Any]:
 def table(arena_id: int) -> dict[str, Any]:
     """The ``arena.standings`` push: the arena and its whole table (sockets cut it down)."""
     arena = Arena.objects.get(pk=arena_id)
-    return {"arena": summary(arena), "standings": rows(arena_id)}
+    return {"arena": summary(arena), "standings": _rows_at(arena)}
+
+
+# arena id -> (standings version, its rows): the table read once per version in a
+# process, however many arena pages open meanwhile. Every change to a row moves the
+# version (services._bump); the version is read before the rows, so rows kept for a
+# version are at least that new. At 500 players, two pages a finished match open again
+# (the players back from it), each reading 500 rows on the match thread the moves use.
+_by_version: dict[int, tuple[int, list[dict[str, Any]]]] = {}
+KEEP_ARENAS = 16
+
+
+def _rows_at(arena: Arena) -> list[dict[str, Any]]:
+    """The rows of ``arena``'s table as of its ``standings_version`` (shared: do not mutate)."""
+    hit = _by_version.get(arena.pk)
+    if hit is not None and hit[0] == arena.standings_version:
+        return hit[1]
+    made = rows(arena.pk)
+    _by_version.pop(arena.pk, None)
+    _by_version[arena.pk] = (arena.standings_version, made)
+    while len(_by_version) > KEEP_ARENAS:
+        _by_version.pop(next(iter(_by_version)), None)
+    return made
 
 
 def you(arena_id: int, user_id: int) -> dict[str, Any] | None:

@@ -212,3 +212,23 @@ async def test_the_process_refreshes_every_open_sockets_presence_at_once(
     assert consumers.held() == {arena.pk: [b.pk]}
     await cb.disconnect()
     assert consumers.held() == {}
+
+
+def test_the_table_is_read_once_a_version_and_again_after_any_change(arena: Arena) -> None:
+    """Pages opening at the same standings version share one read of the table; a join, a
+    pause, a result (anything that moves the version) is in the next page's table."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tournaments import standings
+
+    a, b = players(2)
+    services.join(arena.pk, a)
+    first = standings.table(arena.pk)
+    with CaptureQueriesContext(connection) as q:
+        again = standings.table(arena.pk)
+    assert again["standings"] is first["standings"] and len(q.captured_queries) == 1  # the arena
+    services.join(arena.pk, b)
+    assert [r["username"] for r in standings.table(arena.pk)["standings"]] == ["p0", "p1"]
+    services.pause(arena.pk, b)
+    assert standings.table(arena.pk)["standings"][1]["state"] == Entry.State.PAUSED
