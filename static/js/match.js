@@ -194,6 +194,8 @@
     });
   }
 
+  // Read where the layout is already done (a ResizeObserver's callback: after layout,
+  // before paint), not forced on load: the board's own observer then fits its hits.
   function fitStage() {
     var stage = $(".sb-stage");
     if (!stage) return;
@@ -201,7 +203,6 @@
     // Set only when it moves: a new value restyles and lays out the whole page again.
     var root = document.documentElement.style;
     if (root.getPropertyValue("--sb-stage-top") !== top) root.setProperty("--sb-stage-top", top);
-    fitHits();
   }
 
   // One fit per frame, however many resizes and observer calls asked for it in that
@@ -216,8 +217,9 @@
   // Anything above the stage that changes height after load (the arena bar when berserk
   // moves into it, the connection banner, a message) moves the stage's top: fit again.
   function watchAbove() {
-    if (!window.ResizeObserver) return;
-    var above = new ResizeObserver(fitSoon);
+    if (!window.ResizeObserver) { fitStage(); fitHits(); return; }
+    // Its first call comes once the page is laid out (the header has a size): the first fit.
+    var above = new ResizeObserver(fitStage);
     for (var node = $(".sb-layout"); node && node !== document.body; node = node.parentElement) {
       for (var el = node.previousElementSibling; el; el = el.previousElementSibling) {
         above.observe(el);
@@ -328,7 +330,8 @@
     var mine = !!s && s.dataset.myTurn === "1";
     var m = document.getElementById("sb-match");
     var word = (m && m.dataset.turnTitle) || "";
-    document.title = mine && word ? "\u25b6 " + word + " \u00b7 " + baseTitle : baseTitle;
+    var title = mine && word ? "\u25b6 " + word + " \u00b7 " + baseTitle : baseTitle;
+    if (document.title !== title) document.title = title;
     if (mine && wasMyTurn === false && alertOn()) {
       if (alertPart("sb-turn-sound")) beep();
       if (navigator.vibrate && alertPart("sb-turn-vibration")) navigator.vibrate([120, 60, 120]);
@@ -435,6 +438,10 @@
     return Math.floor(s / 60) + ":" + (sec < 10 ? "0" : "") + sec;
   }
 
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
+
   function bindClocks() {
     var now = Date.now();
     var s = status();
@@ -472,10 +479,12 @@
       var elapsed = now - c.since;
       var delay = Math.max(0, c.delay - elapsed);
       var main = Math.max(0, c.main - Math.max(0, elapsed - c.delay));
-      c.mainEl.textContent = fmt(main);
+      // Written only when the figure changes (a tick is 100 ms, a figure mostly 1 s):
+      // a new text, even the same one, lays its line out again.
+      setText(c.mainEl, fmt(main));
       if (c.delayEl) {
         c.delayEl.hidden = delay <= 0;
-        if (c.delayVal) c.delayVal.textContent = String(Math.ceil(delay / 1000));
+        if (c.delayVal) setText(c.delayVal, String(Math.ceil(delay / 1000)));
       }
       c.el.classList.toggle("is-low", main < 10000 && delay <= 0);
       if (main <= 0 && delay <= 0) {
@@ -485,7 +494,7 @@
     });
     countdowns.forEach(function (c) {
       var left = c.deadline - (now + c.skew);
-      c.el.textContent = String(Math.max(0, Math.ceil(left / 1000)));
+      setText(c.el, String(Math.max(0, Math.ceil(left / 1000))));
       // Nothing is pushed when (say) a rematch offer lapses: ask once for the view,
       // a second after the deadline so that the server's clock has passed it too.
       if (c.sync && left < -1000 && !synced[c.deadline] && send({ op: "sync" })) {
@@ -558,7 +567,6 @@
   function onLoad() {
     initialGoto = gotoTarget(); // reopening an old match page stays on it
     bindClocks();
-    fitStage();
     watchAbove();
     watchBoard();
     showAlertSetting();

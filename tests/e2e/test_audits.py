@@ -6,9 +6,14 @@ static files), at 360×740 (touch) and 1280×800.
   its creator and as a visitor), history, profile, leaderboard, a replay, and a match
   before its start, mid-match (with the rules sheet open too) and after its result.
 - Lighthouse (mobile) on the public pages and the logged-in lobby, match, history,
-  replay and leaderboard, in one Chromium: Accessibility, Best Practices and SEO 100.
-  Performance depends on the machine (two cores shared by several runs here), so it is
-  printed, not asserted.
+  replay and leaderboard, in one Chromium: Accessibility, Best Practices and SEO 100, and
+  Performance at least PERF_GOAL (95) on every page. Performance is timed on this
+  machine's own CPU (Lighthouse's simulated throttling multiplies the main-thread task
+  times measured here), so its CPU slowdown is calibrated to the machine, as Lighthouse's
+  docs/throttling.md asks: before each audit the host's BenchmarkIndex is measured and
+  the multiplier is the one Lighthouse's CPU throttling calculator gives for it (4× at
+  1533, its reference desktop; less on a slower or busier host, more on a faster one), so
+  every host emulates the same phone (tools/lighthouse-run.mjs).
 
 Screenshots of every audited page: tests/e2e/artifacts/audit-*.png.
 """
@@ -214,22 +219,29 @@ def test_lighthouse_scores_accessibility_best_practices_and_seo_100(
     ]
     chrome = browser.executable_path if hasattr(browser, "executable_path") else "/usr/bin/chromium"
     results = _lighthouse(chrome, pages)
-    # Performance is timed (simulated on this machine's own CPU): a page below the goal
-    # is audited again, up to twice, and its best run counts — a moment's load on a shared
-    # machine is not the page's weight. The other categories are not timed.
+    for r in results.values():
+        r["runs"] = [_run(r)]
+    # Performance is timed (simulated from this machine's own CPU, throttled to it as it
+    # was just before each audit): a page below the goal is audited again, up to twice,
+    # and its best run counts — a moment's load on a shared machine is not the page's
+    # weight. Every run is kept (runs: score@multiplier). The other categories are not timed.
     for _ in range(2):
         again = [p for p in pages if (results[p["name"]]["scores"]["performance"] or 0) < PERF_GOAL]
         if not again:
             break
         for name, r in _lighthouse(chrome, again).items():
-            if (r["scores"]["performance"] or 0) > (results[name]["scores"]["performance"] or 0):
-                results[name] = {**r, "tries": results[name]["tries"] + r["tries"]}
-    print("\nLighthouse (mobile)   perf  a11y  best  seo")
+            best = results[name]
+            runs = [*best["runs"], _run(r)]
+            if (r["scores"]["performance"] or 0) > (best["scores"]["performance"] or 0):
+                best = {**r, "tries": best["tries"] + r["tries"]}
+            results[name] = {**best, "runs": runs}
+    print("\nLighthouse (mobile)   perf  a11y  best  seo   bench  cpu×  every run (perf@cpu×)")
     for name, r in results.items():
-        s = r["scores"]
+        s, cpu = r["scores"], r["cpu"]
         print(
             f"  {name:<20} {s['performance']!s:>5} {s['accessibility']!s:>5}"
-            f" {s['best-practices']!s:>5} {s['seo']!s:>4}"
+            f" {s['best-practices']!s:>5} {s['seo']!s:>4} {cpu['benchmarkIndex']:>7.0f}"
+            f" {cpu['multiplier']:>5.2f}  {' '.join(r['runs'])}"
         )
     (ARTIFACTS / "lighthouse.json").write_text(json.dumps(results, indent=1, ensure_ascii=False))
     # Each page was audited where it was asked for (no redirect to the log-in page).
@@ -241,17 +253,22 @@ def test_lighthouse_scores_accessibility_best_practices_and_seo_100(
         for name, r in results.items()
     }  # fmt: skip
     assert {n: v for n, v in short.items() if v} == {}, json.dumps(short, indent=1)
+    # Performance at least PERF_GOAL on every page, on its best of up to three audits, each
+    # throttled to this machine's CPU at that moment. A page below it is named with what
+    # cost the points (the audits, the metrics: TBT, LCP...) and the CPU it was timed on.
     slow = {
         name: {"score": r["scores"]["performance"], "lost": r["lost"].get("performance"),
-               "metrics": r.get("metrics")}
+               "metrics": r["metrics"], "cpu": r["cpu"], "runs": r["runs"]}
         for name, r in results.items() if (r["scores"]["performance"] or 0) < PERF_GOAL
     }  # fmt: skip
-    # Printed, not asserted yet: mid-suite on the CI machine the match page scored 90 (its
-    # total blocking time) where it scores 99 quiet, with one core busy as well. The
-    # audit now waits for the player's own turn (a computer move landing mid-audit was
-    # the likeliest cause); assert once a full suite confirms it.
-    if slow:
-        print("below the performance goal:", json.dumps(slow, indent=1))
+    assert slow == {}, f"Lighthouse performance below {PERF_GOAL}: " + json.dumps(
+        slow, indent=1, ensure_ascii=False
+    )
+
+
+def _run(r: dict[str, Any]) -> str:
+    """One audit's performance score and the CPU slowdown it was simulated at: 97@8.6×."""
+    return f"{r['scores']['performance']}@{r['cpu']['multiplier']:.1f}×"
 
 
 def _lighthouse(chrome: str, pages: list[dict[str, Any]]) -> dict[str, Any]:
