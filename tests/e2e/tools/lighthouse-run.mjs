@@ -39,12 +39,17 @@ const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${chrome
 // lighthouse-cpu-throttling-calculator; the npm package ships no such helper): piecewise
 // linear in BenchmarkIndex, 4× at 1533 (the reference desktop the default 4× is meant for),
 // 3× at 1300, 2× at 800, 1× at 150. Below 150 the calculator gives none: no slowdown.
+// Never above Lighthouse's default 4×: the goal (issue 17) is default mobile Lighthouse on
+// a quiet machine, where this one scored 98-100; the calibration only keeps a busy or slow
+// host from emulating a slower phone than that (a faster host quiet would otherwise get
+// 8-10×: a far slower phone than the goal's, on which the match page scored 74-97).
+const DEFAULT_MULTIPLIER = 4;
 function multiplierFor(benchmarkIndex) {
   let m = 1;
   if (benchmarkIndex >= 1300) m = 3 + (benchmarkIndex - 1300) / 233;
   else if (benchmarkIndex >= 800) m = 2 + (benchmarkIndex - 800) / 500;
   else if (benchmarkIndex >= 150) m = 1 + (benchmarkIndex - 150) / 650;
-  return Math.round(m * 100) / 100;
+  return Math.round(Math.min(m, DEFAULT_MULTIPLIER) * 100) / 100;
 }
 
 // The host's BenchmarkIndex now: Lighthouse's own benchmark (about a second a run), three
