@@ -241,6 +241,7 @@ ADMISSION_LOOP_LAG_MS = envint("ADMISSION_LOOP_LAG_MS", 250)
 ADMISSION_DB_WAIT_MS = envint("ADMISSION_DB_WAIT_MS", 250)
 ADMISSION_HANDSHAKE_WAIT_MS = envint("ADMISSION_HANDSHAKE_WAIT_MS", 2000)
 ADMISSION_QUEUED_FRAMES = envint("ADMISSION_QUEUED_FRAMES", 8)
+ADMISSION_PUSH_DELAY_MS = envint("ADMISSION_PUSH_DELAY_MS", 500)
 ADMISSION_RETRY_AFTER_S = envint("ADMISSION_RETRY_AFTER_S", 5)
 # Each web process's Prometheus metrics on 127.0.0.1:<port> (matches/clock/metrics.py); also
 # GET /metrics for staff. Unset: no port of its own.

@@ -59,6 +59,12 @@ loop_lag = Histogram(
 db_wait = Histogram(
     "sb_db_wait_seconds", "A call's wait for a match thread", buckets=_BUCKETS, registry=REGISTRY
 )
+push_delay = Histogram(
+    "sb_push_delay_seconds",
+    "A change's receipt to its frame reaching a socket's consumer (after commit and layer)",
+    buckets=_BUCKETS,
+    registry=REGISTRY,
+)
 refusals = Counter(
     "sb_admission_refusals", "New work refused while saturated", ["what"], registry=REGISTRY
 )
@@ -99,6 +105,8 @@ def _on_admission(kind: str, value: float) -> None:
         loop_lag.observe(max(0.0, value) / 1000)
     elif kind == "db_wait":
         db_wait.observe(max(0.0, value) / 1000)
+    elif kind == "push_delay":
+        push_delay.observe(max(0.0, value) / 1000)
     elif kind.startswith("refused:"):
         refusals.labels(kind.removeprefix("refused:")).inc(value)
 

@@ -175,6 +175,7 @@ class Change:
             seat = _seat_for(m, state, a)
             self._parts[a] = (seat, match_block(m, a, seat, now))
         self._state, self._now, self._since = state, now, since_seq
+        self.now = now  # the receipt of the frame that made it (epoch ms)
         self._views: dict[str, dict[str, Any]] = {}
         self._frames: dict[str, str] = {}
 

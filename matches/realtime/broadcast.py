@@ -95,6 +95,9 @@ async def _send_change(change: Any) -> None:
     for audience in change.audiences:
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
+        # When the change's frame was received (epoch ms): each socket's consumer notes
+        # how long the push took to reach it (admission's push delay).
+        message["t"] = change.now
         if in_process:
             # One process: only the audiences someone listens to, and the change
             # itself goes along: a page renders the view, a version-2 socket makes

@@ -235,6 +235,8 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
 
     async def match_frame(self, event: dict[str, Any]) -> None:
         """A committed change, pushed by ``realtime.broadcast`` to this socket's audience."""
+        if isinstance(event.get("t"), int):  # how long the change took to reach us
+            admission.note_push_delay(timing.now_ms() - event["t"])
         if event["version"] <= self.sent_version:
             return  # a full view of a newer version went out already
         if not self.html:

@@ -71,6 +71,7 @@ def live_server(
         # tests about something else were refused (two CI runs failed so).
         "ADMISSION_DB_WAIT_MS": "5000",
         "ADMISSION_LOOP_LAG_MS": "5000",
+        "ADMISSION_PUSH_DELAY_MS": "5000",
         **(extra_env or {}),
         "DATABASE_URL": _database_url(tmp, suffix),
         "SB_DEAL_SEED": DEAL_SEED,

@@ -7,6 +7,7 @@ process is saturated for :data:`matches.play.admission.WINDOW_S` seconds.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from wsclient import close_code, db_state, open_socket
 import engine
 from matches.lobby import matchmaking as queue
 from matches.models import Invite, Match, QueueEntry
-from matches.play import admission, dbpool
+from matches.play import admission, dbpool, timing
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,6 +151,8 @@ def test_each_limit_is_its_own_reason(settings: Any) -> None:
     assert admission.Headroom(0, 0, 5).saturated() == "frames_queued"
     assert admission.Headroom(0, 0, 0, handshake_wait_ms=1_999).saturated() is None
     assert admission.Headroom(0, 0, 0, handshake_wait_ms=2_001).saturated() == "handshake_wait"
+    assert admission.Headroom(0, 0, 0, push_delay_ms=499).saturated() is None
+    assert admission.Headroom(0, 0, 0, push_delay_ms=501).saturated() == "push_delay"
     settings.ADMISSION = False  # switched off: never refuses
     assert admission.Headroom(9_999, 9_999, 99).saturated() is None
 
@@ -292,3 +295,45 @@ def test_a_wait_counts_against_its_lanes_limit(settings: Any) -> None:
         assert admission.headroom().db_wait_ms >= 400 and admission.saturated() == "db_wait"
     finally:
         pool.shutdown()
+
+
+async def test_moves_reaching_their_sockets_late_refuse_new_work_and_the_match_goes_on(
+    alice: Any, bob: Any, carol: Any, settings: Any
+) -> None:
+    """A change that reaches a seat's socket long after its frame was received (a backlog
+    in the channel layer or the shared cores, which neither the loop's lag nor the match
+    threads' wait shows) saturates the process: newcomers are refused, the match plays on."""
+    from channels.layers import get_channel_layer
+
+    from matches.realtime import broadcast
+
+    settings.DEAL_SEED = 4
+    match = await database_sync_to_async(new_casual)(alice, bob)
+    a = await open_socket(match.pk, alice)
+    b = await open_socket(match.pk, bob)
+    try:
+        await a.send({"op": "start", "version": 0})
+        await b.state_at(1)
+        await b.send({"op": "start", "version": 1})
+        await a.state_at(2)
+        assert admission.saturated() is None  # the pushes so far were quick
+        # A push of version 2 arrives again, 2 s after its frame was received.
+        late = {"type": "match.frame", "version": 2, "t": timing.now_ms() - 2_000}
+        await get_channel_layer().group_send(broadcast.group_name(match.pk, "seat1"), late)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 5
+        while admission.saturated() != "push_delay":
+            assert loop.time() < end, admission.headroom()
+            await asyncio.sleep(0.02)
+        assert admission.headroom().push_delay_ms >= 2_000
+        got = await database_sync_to_async(_new_work_answers)(carol)
+        assert got["api"].status_code == 503 and got["matches"] == 1  # nothing new made
+        # The match goes on: a move reaches both seats (the late copy changed nothing).
+        _, raw = await database_sync_to_async(db_state)(match.pk)
+        action = engine.legal_actions(engine.from_dict(raw))[0]
+        await (a if action.player == 0 else b).send(frame_for(action, 2))
+        assert (await a.state_at(3))["version"] == 3
+        assert (await b.state_at(3))["version"] == 3
+    finally:
+        await a.comm.disconnect()
+        await b.comm.disconnect()
