@@ -24,8 +24,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 DEADLINE_S = 5.0
 
 
-async def connect(arena: Arena, user: Any) -> WebsocketCommunicator:
-    path = f"/ws/tournaments/{arena.pk}/"
+async def connect(arena: Arena, user: Any, query: str = "") -> WebsocketCommunicator:
+    path = f"/ws/tournaments/{arena.pk}/{query}"
     comm = WebsocketCommunicator(ArenaConsumer.as_asgi(), path, headers=SITE_HEADERS)
     comm.scope["user"] = user
     comm.scope["url_route"] = {"kwargs": {"arena_id": arena.pk}}
@@ -135,15 +135,10 @@ async def test_the_match_bar_socket_gets_the_players_news_but_never_the_table(
     arena: Arena,
 ) -> None:
     """The bar on an arena match's page (``?bar=1``) draws no table: at 500 players the
-    table's 8 KB a second to every player in a match slowed the arena's moves."""
+    table was 8 KB a second to every player in a match, for nothing."""
     a, b = await database_sync_to_async(players)(2)
     await database_sync_to_async(services.join)(arena.pk, a)
-    path = f"/ws/tournaments/{arena.pk}/?bar=1"
-    comm = WebsocketCommunicator(ArenaConsumer.as_asgi(), path, headers=SITE_HEADERS)
-    comm.scope["user"] = a
-    comm.scope["url_route"] = {"kwargs": {"arena_id": arena.pk}}
-    connected, _ = await comm.connect()
-    assert connected
+    comm = await connect(arena, a, "?bar=1")
     page = await connect(arena, a)  # the arena page's socket, for comparison
     try:
         assert (await next_frame(page, "standings"))["count"] == 1

@@ -68,18 +68,24 @@ def _new_work_answers(user: Any) -> dict[str, Any]:
     }
 
 
-async def test_a_saturated_process_refuses_a_new_match_with_503_and_still_serves_a_live_one(
-    alice: Any, bob: Any, carol: Any, outsider: Any, settings: Any
-) -> None:
+async def started(alice: Any, bob: Any, settings: Any) -> tuple[Any, Any, Any]:
+    """A casual match both have pressed 開始 in (version 2), and its two seats' sockets."""
     settings.DEAL_SEED = 4
     match = await database_sync_to_async(new_casual)(alice, bob)
     a = await open_socket(match.pk, alice)
     b = await open_socket(match.pk, bob)
+    await a.send({"op": "start", "version": 0})
+    await b.state_at(1)
+    await b.send({"op": "start", "version": 1})
+    await a.state_at(2)
+    return match, a, b
+
+
+async def test_a_saturated_process_refuses_a_new_match_with_503_and_still_serves_a_live_one(
+    alice: Any, bob: Any, carol: Any, outsider: Any, settings: Any
+) -> None:
+    match, a, b = await started(alice, bob, settings)
     try:
-        await a.send({"op": "start", "version": 0})
-        await b.state_at(1)
-        await b.send({"op": "start", "version": 1})
-        await a.state_at(2)
         await b.state_at(2)
         before = await database_sync_to_async(
             lambda: (Invite.objects.count(), Match.objects.count())
@@ -307,15 +313,8 @@ async def test_moves_reaching_their_sockets_late_refuse_new_work_and_the_match_g
 
     from matches.realtime import broadcast
 
-    settings.DEAL_SEED = 4
-    match = await database_sync_to_async(new_casual)(alice, bob)
-    a = await open_socket(match.pk, alice)
-    b = await open_socket(match.pk, bob)
+    match, a, b = await started(alice, bob, settings)
     try:
-        await a.send({"op": "start", "version": 0})
-        await b.state_at(1)
-        await b.send({"op": "start", "version": 1})
-        await a.state_at(2)
         assert admission.saturated() is None  # the pushes so far were quick
         # A push of version 2 arrives again, 2 s after its frame was received.
         late = {"type": "match.frame", "version": 2, "t": timing.now_ms() - 2_000}
