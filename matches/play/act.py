@@ -97,6 +97,7 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
         if not events:
             return Outcome(m, state, error)  # nothing happened (a flag before the deadline)
         change = save_change(m, state, events, before=before, now=received_at)
+        change.received_at = received_at  # published at the commit, with this
     return Outcome(m, state, error, change)
 
 

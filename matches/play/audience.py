@@ -175,7 +175,9 @@ class Change:
             seat = _seat_for(m, state, a)
             self._parts[a] = (seat, match_block(m, a, seat, now))
         self._state, self._now, self._since = state, now, since_seq
-        self.now = now  # the receipt of the frame that made it (epoch ms)
+        # The receipt (epoch ms) of the player's frame that made it, if one did
+        # (``play.act``): how long its push took is admission's push delay.
+        self.received_at: int | None = None
         self._views: dict[str, dict[str, Any]] = {}
         self._frames: dict[str, str] = {}
 

@@ -95,9 +95,11 @@ async def _send_change(change: Any) -> None:
     for audience in change.audiences:
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
-        # When the change's frame was received (epoch ms): each socket's consumer notes
-        # how long the push took to reach it (admission's push delay).
-        message["t"] = change.now
+        if change.received_at is not None:
+            # When the player's frame that made it was received (epoch ms): each socket's
+            # consumer notes how long the push took to reach it (admission's push delay).
+            # Not for the sweeper's changes, timed at the deadline they enforce.
+            message["t"] = change.received_at
         if in_process:
             # One process: only the audiences someone listens to, and the change
             # itself goes along: a page renders the view, a version-2 socket makes
