@@ -42,11 +42,20 @@ def write_page(view: dict[str, Any], path: Path, lang: str = "en") -> str:
     return path.as_uri()
 
 
+FRAMES = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(
+  () => requestAnimationFrame(r))))"""
+
+
 def load(page: Any, view: dict[str, Any], path: Path, lang: str = "en") -> Any:
     """Open ``view`` as the page in ``page``, with the fake socket open."""
     page.goto(write_page(view, path, lang))
     page.wait_for_load_state("load")
     page.evaluate(FAKE_SOCKET)
+    # match.js fits the stage and the board's hit circles in ResizeObserver callbacks,
+    # which run in the next frame's rendering steps, before it is painted: measure the
+    # page as it is painted (three frames: the stage's fit, then the board's, which
+    # may wait for the next frame when the stage's moved it).
+    page.evaluate(FRAMES)
     return page
 
 
