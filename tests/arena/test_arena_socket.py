@@ -184,24 +184,20 @@ async def test_the_process_refreshes_every_open_sockets_presence_at_once(
         await database_sync_to_async(Entry.objects.filter(arena=arena).update)(last_seen=old)
         touched: list[dict[int, list[int]]] = []
         touch_many = services.touch_many
+        loop = asyncio.get_running_loop()
+        refreshed = asyncio.Event()
 
-        def counting(held: dict[int, list[int]]) -> int:
+        def counting(held: dict[int, list[int]]) -> int:  # on a match thread
             touched.append(held)
-            return touch_many(held)
+            n = touch_many(held)
+            loop.call_soon_threadsafe(refreshed.set)
+            return n
 
         monkeypatch.setattr(services, "touch_many", counting)
-
-        def stale() -> int:
-            return Entry.objects.filter(
-                arena=arena, last_seen__lt=old + timedelta(minutes=4)
-            ).count()
-
-        loop = asyncio.get_running_loop()
-        end = loop.time() + DEADLINE_S
-        while await database_sync_to_async(stale)():
-            assert loop.time() < end, "the open sockets' presence was not refreshed"
-            await asyncio.sleep(0.05)
+        await asyncio.wait_for(refreshed.wait(), DEADLINE_S)
         assert touched[0] == {arena.pk: sorted([a.pk, b.pk])}  # both in one call
+        recent = Entry.objects.filter(arena=arena, last_seen__gt=old + timedelta(minutes=4))
+        assert await database_sync_to_async(recent.count)() == 2
     finally:
         await ca.disconnect()
     assert consumers.held() == {arena.pk: [b.pk]}

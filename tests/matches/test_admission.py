@@ -317,13 +317,21 @@ async def test_moves_reaching_their_sockets_late_refuse_new_work_and_the_match_g
     try:
         assert admission.saturated() is None  # the pushes so far were quick
         # A push of version 2 arrives again, 2 s after its frame was received.
-        late = {"type": "match.frame", "version": 2, "t": timing.now_ms() - 2_000}
-        await get_channel_layer().group_send(broadcast.group_name(match.pk, "seat1"), late)
         loop = asyncio.get_running_loop()
-        end = loop.time() + 5
-        while admission.saturated() != "push_delay":
-            assert loop.time() < end, admission.headroom()
-            await asyncio.sleep(0.02)
+        noted = asyncio.Event()
+
+        def on_signal(kind: str, ms: float) -> None:  # admission's listeners (metrics)
+            if kind == "push_delay" and ms >= 2_000:
+                loop.call_soon_threadsafe(noted.set)
+
+        admission._listeners.append(on_signal)
+        try:
+            late = {"type": "match.frame", "version": 2, "t": timing.now_ms() - 2_000}
+            await get_channel_layer().group_send(broadcast.group_name(match.pk, "seat1"), late)
+            await asyncio.wait_for(noted.wait(), 5)  # bob's socket read it
+        finally:
+            admission._listeners.remove(on_signal)
+        assert admission.saturated() == "push_delay"
         assert admission.headroom().push_delay_ms >= 2_000
         got = await database_sync_to_async(_new_work_answers)(carol)
         assert got["api"].status_code == 503 and got["matches"] == 1  # nothing new made
