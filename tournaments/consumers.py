@@ -17,8 +17,8 @@ Client → server: ``{"op": "ping"}`` (presence). Presence is also stamped on
 connect, every :data:`PRESENCE_EVERY_S` while the socket is open (for all the
 process's arena sockets at once) and on disconnect; a waiting player whose
 sockets have all been gone for the grace period (``ARENA_PAUSE_GRACE_S``) is
-paused by the next pairing pass. The match
-page of an arena match opens this socket too, so playing keeps you present.
+paused by the next pairing pass. The match page of an arena match opens this
+socket too (as the bar), so playing keeps you present.
 """
 
 from __future__ import annotations

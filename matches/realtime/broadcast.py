@@ -119,15 +119,14 @@ async def _send_change(change: Any) -> None:
 def frame_text(message: dict[str, Any], audience: str) -> str:
     """The version-1 text of a pushed ``match.frame`` for ``audience`` (the socket's own)."""
     text = message.get("text")
-    return text if text is not None else str(message["change"].frame(audience))
+    return text if text is not None else message["change"].frame(audience)
 
 
-def frame_view(message: dict[str, Any], audience: str) -> dict[str, Any]:
-    """The view of a pushed ``match.frame``: shared with other sockets, do not mutate."""
+def frame_view(message: dict[str, Any]) -> dict[str, Any]:
+    """The view of a pushed ``match.frame``, a shallow copy (one process shares the view
+    itself among its sockets: copy before changing anything nested)."""
     view = message.get("view")
-    if view is None:
-        view = jsontext.loads(message["text"])["view"]
-    return dict(view) if isinstance(view, dict) else view
+    return dict(view) if view is not None else jsontext.loads(message["text"])["view"]
 
 
 def _mark_unpushed(match_id: int) -> None:

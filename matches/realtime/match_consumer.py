@@ -242,13 +242,12 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         if not self.html:
             self.sent_version = event["version"]
             if self.delta is not None:
-                view = event.get("view") or broadcast.frame_view(event, self.audience)
-                await self.send(text_data=self.delta.frame(view))
+                await self.send(text_data=self.delta.frame(broadcast.frame_view(event)))
                 return
             await self.send(text_data=broadcast.frame_text(event, self.audience))
             return
         # One process hands the view itself over (a shallow copy: _send_view adds events).
-        await self._send_view(broadcast.frame_view(event, self.audience))
+        await self._send_view(broadcast.frame_view(event))
 
     async def _send_current(self) -> None:
         found = await db.run(_current, self.match_id, self.user, self.audience)
