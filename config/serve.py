@@ -36,6 +36,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 log = logging.getLogger("config.serve")
 
 WS_MAX_MESSAGE = 64 * 1024  # the transport limit (MAX_FRAME_BYTES is the app's)
+WS_HANDSHAKE_TIMEOUT_S = 20  # a socket handshake not accepted by then is dropped
 SHUTDOWN_S = 10.0  # the whole shutdown, start to exit
 DRAIN_S = 3.0  # of which: waiting for sockets to close after the 1012
 LEAVE_HOLD_S = 4.0  # of which, before the 1012: holding the seats this process holds
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> None:
         websocket_max_message_size=WS_MAX_MESSAGE,
         websocket_max_frame_size=WS_MAX_MESSAGE,
         application_close_timeout=5,
+        # A handshake waiting in a reconnect wave is finished, not dropped at 5 s
+        # (Daphne's default): a dropped one (HAProxy's 502) had done its reads for
+        # nothing and came back to wait again (WS_HANDSHAKE_TIMEOUT_S).
+        websocket_handshake_timeout=WS_HANDSHAKE_TIMEOUT_S,
         ping_interval=20,
         ping_timeout=30,
     )
@@ -121,8 +126,10 @@ def main(argv: list[str] | None = None) -> None:
         from matches.clock import presence
 
         at = liveness.stopped_at_ms or timing.now_ms()
+        began = time.monotonic()
+        held = 0
         try:
-            await asyncio.wait_for(
+            held = await asyncio.wait_for(
                 asyncio.get_running_loop().run_in_executor(
                     None, presence.hold_leaving, liveness.process_name(), at
                 ),
@@ -130,6 +137,7 @@ def main(argv: list[str] | None = None) -> None:
             )
         except Exception:
             log.exception("the seats of this process were not all held for the restart")
+        log.info("shutting down: %d seats held in %.2f s", held, time.monotonic() - began)
         for protocol in list(server.connections):
             try:
                 if hasattr(protocol, "serverClose"):
@@ -146,6 +154,12 @@ def main(argv: list[str] | None = None) -> None:
             "disconnected" not in c for c in server.connections.values()
         ):
             await asyncio.sleep(0.05)
+        open_ = sum("disconnected" not in c for c in server.connections.values())
+        log.info(
+            "shutting down: drained in %.2f s (%d connections still open)",
+            time.monotonic() - started,
+            open_,
+        )
         try:
             await periodic.stop()
             await asyncio.get_running_loop().run_in_executor(None, liveness.retire)

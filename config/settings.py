@@ -233,7 +233,8 @@ MATCH_DB_THREADS = envint(
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Admission control (matches/play/admission.py): past any of these limits a web process
-# refuses new work (503 + Retry-After) and keeps serving the matches being played.
+# refuses new work (503 + Retry-After) and keeps serving the matches being played; from
+# half of one it starts at most ADMISSION_PACE_PER_S new matches a second, fewer nearer it.
 # Off by default under tests: a loaded test machine's slow moments must not refuse a
 # test's own requests (tests/matches/test_admission.py switches it on).
 ADMISSION = envbool("ADMISSION", not TESTING)
@@ -241,8 +242,10 @@ ADMISSION_LOOP_LAG_MS = envint("ADMISSION_LOOP_LAG_MS", 250)
 ADMISSION_DB_WAIT_MS = envint("ADMISSION_DB_WAIT_MS", 250)
 ADMISSION_HANDSHAKE_WAIT_MS = envint("ADMISSION_HANDSHAKE_WAIT_MS", 2000)
 ADMISSION_QUEUED_FRAMES = envint("ADMISSION_QUEUED_FRAMES", 8)
-ADMISSION_PUSH_DELAY_MS = envint("ADMISSION_PUSH_DELAY_MS", 500)
+ADMISSION_PUSH_DELAY_MS = envint("ADMISSION_PUSH_DELAY_MS", 300)
+ADMISSION_PACE_PER_S = envint("ADMISSION_PACE_PER_S", 4)
 ADMISSION_RETRY_AFTER_S = envint("ADMISSION_RETRY_AFTER_S", 5)
+ADMISSION_RETRY_AFTER_MAX_S = envint("ADMISSION_RETRY_AFTER_MAX_S", 30)
 # Each web process's Prometheus metrics on 127.0.0.1:<port> (matches/clock/metrics.py); also
 # GET /metrics for staff. Unset: no port of its own.
 METRICS_PORT = envint("METRICS_PORT", None)

@@ -22,6 +22,11 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+try:
+    import orjson
+except ImportError:  # the engine needs only the standard library
+    orjson = None  # type: ignore[assignment]
+
 from .errors import IllegalAction
 from .layout import Layout, Position
 from .tiles import ALL_TILES, Tile, hand_pips, opening_rank
@@ -170,7 +175,8 @@ class MatchState:
         """The recent events (at most ``LOG_SIZE``), oldest first. Do not mutate."""
         if self._log is None:
             assert self._log_json is not None
-            self._log = [json.loads(x) for x in self._log_json]
+            # One parse of them all: a view decodes the whole log of a state just loaded.
+            self._log = _decode_events(self._log_json)
         return self._log
 
     @log.setter
@@ -739,6 +745,14 @@ def _emit(
 
 def _encode_event(ev: Event) -> str:
     return json.dumps(ev, separators=(",", ":"))
+
+
+def _decode_events(texts: list[str]) -> list[Event]:
+    """The events of ``log_json``, parsed as one JSON array (with orjson where installed:
+    a view of every pushed change decodes the whole log, 4 % of a web process's CPU)."""
+    joined = "[" + ",".join(texts) + "]"
+    events: list[Event] = json.loads(joined) if orjson is None else orjson.loads(joined)
+    return events
 
 
 # --- what may be done now --------------------------------------------------

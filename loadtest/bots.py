@@ -154,7 +154,19 @@ async def pause(backoff: float) -> float:
 
 
 class HttpError(Exception):
-    pass
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after  # the server's Retry-After (s), on a 503
+
+
+def retry_wait(exc: BaseException) -> float:
+    """How long a table waits before asking for a new match again: the server's
+    Retry-After, jittered as the pages do (``static/js/page.js``: ×1–1.5, at most
+    30 s), or 1 s after any other failure."""
+    after = getattr(exc, "retry_after", None)
+    if after is None:
+        return 1.0
+    return min(30.0, max(1.0, after)) * random.uniform(1.0, 1.5)
 
 
 class Api:
@@ -194,7 +206,10 @@ class Api:
         with contextlib.suppress(ValueError, AttributeError):
             code += f"_{json.loads(body)['code']}"
         self.rec.error(code, f"{r.method} {r.url.path}: {body[:200]!r}")
-        raise HttpError(f"{what}: {code}")
+        retry_after = None
+        with contextlib.suppress(ValueError, TypeError):
+            retry_after = float(r.headers["Retry-After"]) if r.status == 503 else None
+        raise HttpError(f"{what}: {code}", retry_after)
 
     async def new_match(self, a: Account, b: Account) -> int:
         """``a`` invites, ``b`` accepts: ``a`` sits at seat 0."""
@@ -544,6 +559,7 @@ class Table:
         while not self.stopping:
             self.done.clear()
             self.status = "new"
+            refused: BaseException | None = None
             # The set-up slot is held until both sockets have their first state, so
             # the ramp goes no faster than the server takes handshakes.
             async with self.fleet.setting_up:
@@ -553,17 +569,13 @@ class Table:
                 except (TimeoutError, HttpError, aiohttp.ClientError) as exc:
                     if not isinstance(exc, HttpError):
                         self.fleet.rec.error(f"http_{type(exc).__name__}", str(exc))
-                    await asyncio.sleep(1.0)
-                    continue
-                self.matches += 1
-                html_seat = self.rng.randrange(2)
-                self.pending = [None, None]
-                self.idle_main, self.main_version = [None, None], -1
-                self.bots = [Bot(self, s, self.accounts[s], html=s == html_seat) for s in (0, 1)]
-                self.status = "playing"
-                for bot in self.bots:
-                    bot.start()
-                await wait_until(lambda: all(b.connected.is_set() for b in self.bots), HANDSHAKES_S)
+                    refused = exc
+                else:
+                    await self.seat_bots()
+            if refused is not None:
+                # Asked again later, outside the set-up slot (the others go on meanwhile).
+                await asyncio.sleep(retry_wait(refused))
+                continue
             await self.done.wait()
             # The other socket may still be receiving the last move: let it arrive.
             await wait_until(
@@ -572,6 +584,18 @@ class Table:
             await self.close_bots()
             if not self.behaviour.replace:
                 break
+
+    async def seat_bots(self) -> None:
+        """The new match's two bots, started; returns once both sockets have their state."""
+        self.matches += 1
+        html_seat = self.rng.randrange(2)
+        self.pending = [None, None]
+        self.idle_main, self.main_version = [None, None], -1
+        self.bots = [Bot(self, s, self.accounts[s], html=s == html_seat) for s in (0, 1)]
+        self.status = "playing"
+        for bot in self.bots:
+            bot.start()
+        await wait_until(lambda: all(b.connected.is_set() for b in self.bots), HANDSHAKES_S)
 
     async def close_bots(self) -> None:
         for bot in self.bots:

@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -49,7 +50,7 @@ from typing import Any
 
 from . import procstat, report
 from .bots import Account, Behaviour, Fleet, Recorder, wait_until
-from .setups import ROOT, START_TIMEOUT_S, STOP_TIMEOUT_S, Services, free_port, pg_params
+from .setups import ROOT, START_TIMEOUT_S, STOP_TIMEOUT_S, Services, pg_params
 
 DRILL_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/spectacular_drill"
 DRILL_REDIS_URL = "redis://127.0.0.1:6379/5"
@@ -78,17 +79,37 @@ def read_procfile(path: Path) -> dict[str, str]:
     return out
 
 
+def ephemeral_low() -> int:
+    """The lowest port the kernel gives outgoing connections (Linux; 32768 elsewhere)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_ports(n: int) -> int:
-    """A port p with p … p+n-1 all free (HAProxy on p, the web processes above it)."""
-    while True:
-        base = free_port()
+    """A port p with p … p+n-1 all free (HAProxy on p, the web processes above it), below
+    the kernel's range for outgoing connections.
+
+    A port the kernel picked (``bind(0)``) is in that range, and while its process is
+    down for a restart any outgoing connection may take it: at 500 matches thousands
+    of them are opened meanwhile (the bots' retries, HAProxy's checks), and a
+    restarted web process found its port taken and never listened ("Address already
+    in use"; the drill waited 180 s for it). An operator's fixed ports (8000–8002)
+    are below that range too.
+    """
+    low = ephemeral_low()
+    rng = random.Random()
+    for _ in range(1000):
+        base = rng.randrange(max(1024, low - 12_000), low - n)
         try:
             with contextlib.ExitStack() as stack:
-                for port in range(base + 1, base + n):
+                for port in range(base, base + n):
                     stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
-        except (OSError, OverflowError):
+        except OSError:
             continue
         return base
+    raise RuntimeError(f"no {n} free ports in a row below {low}")
 
 
 def established(port: int) -> int:
@@ -534,6 +555,15 @@ def read_log(database_url: str, match_ids: list[int]) -> Log:
     return Log(versions, events, platform)
 
 
+def back_quantiles(w: Window, rec: Recorder) -> dict[str, float] | None:
+    """p10/p50/p90/max of the reconnections after a fault's signal, in s after it."""
+    back = sorted(t - w.t0 for t, _, _ in rec.reconnects if w.t0 <= t < w.t1)
+    if not back:
+        return None
+    at = {q: back[min(len(back) - 1, int(q / 100 * len(back)))] for q in (10, 50, 90)}
+    return {**{f"p{q}": round(v, 1) for q, v in at.items()}, "max": round(back[-1], 1)}
+
+
 def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
     """A window's figures: what the bots saw against what the server's log holds."""
 
@@ -605,6 +635,8 @@ def row(w: Window, rec: Recorder, log: Log) -> dict[str, Any]:
         ],
         "dropped": window["drops"],
         "back_s": None if w.back_s is None else round(w.back_s, 1),
+        # When the sockets came back (s after the signal): the wave's shape, not only its end.
+        "back_quantiles_s": back_quantiles(w, rec),
         "not_back": w.not_back,
         "exit_s": None if w.exit_s is None else round(w.exit_s, 1),
         "killed_after_sigterm": w.killed,

@@ -38,8 +38,10 @@ Plain helpers the folders share (the embedded-default settings, ``Tables``,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sys
 from collections.abc import Generator, Iterator
 from typing import Any, NoReturn
 
@@ -105,6 +107,14 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    processes = sys.modules.get("tests.processes")  # loaded by the tests that start any
+    if report.failed and processes is not None:
+        for path in processes.LOGS:
+            with contextlib.suppress(OSError):
+                tail = path.read_text(errors="replace")[-processes.LOG_TAIL :]
+                report.sections.append((f"{path.name}: the end of its log", tail))
+    if call.when == "teardown" and processes is not None:
+        processes.LOGS.clear()
     if requiring_services() and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = (

@@ -75,12 +75,19 @@ def answers(url: str) -> bool:
         return False
 
 
+# The log of every process the test being run started: a failing test's report shows
+# the end of each (tests/conftest.py), so that a failure in CI can be explained.
+LOGS: list[Path] = []
+LOG_TAIL = 6_000
+
+
 class Process:
     """A subprocess with its output in a log file."""
 
     def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
         self.argv, self.env, self.log_path = argv, env, log
         self.proc: subprocess.Popen[bytes] | None = None
+        LOGS.append(log)
 
     def start(self) -> Process:
         with self.log_path.open("ab") as out:

@@ -68,6 +68,17 @@ def frame_for(action: engine.Action, version: int | None = None) -> dict[str, An
 SITE_HEADERS = [(b"host", b"localhost"), (b"origin", b"http://localhost")]
 
 
+def live_casual(alice: Any, bob: Any) -> Match:
+    """A casual match through an invite (alice seat 0, bob seat 1), both Starts pressed."""
+    m = accept_invite(create_invite(alice).code, bob)
+    for user in (alice, bob):
+        m.refresh_from_db()
+        act(m.pk, user, {"op": "start", "version": m.version}, timing.now_ms())
+    m.refresh_from_db()
+    assert m.status == Match.Status.LIVE
+    return m
+
+
 async def connect_lobby(user: Any) -> WebsocketCommunicator:
     """A lobby socket (``/ws/lobby/``) for ``user``, connected."""
     comm = WebsocketCommunicator(LobbyConsumer.as_asgi(), "/ws/lobby/", headers=SITE_HEADERS)

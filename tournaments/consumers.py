@@ -176,10 +176,10 @@ class ArenaConsumer(LayerSafe, AsyncWebsocketConsumer):
         self.arena_id = int(self.scope["url_route"]["kwargs"]["arena_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         bar = query.get("bar") == ["1"]
-        first = await db.run(_initial, self.arena_id, self.user.pk, not bar)
-        if first is None:
-            await refuse(self, CLOSE_FORBIDDEN)
-            return
+        # The groups are joined before the first read, so no change falls between the
+        # two: a pairing committed before the read is in ``you``, one committed after
+        # is pushed to this socket (its pushes wait until connect returns). A page
+        # reloaded just after 参加 was paired while its socket reconnected, and stayed.
         self.groups_joined = []
         groups = [push.user_group(self.arena_id, self.user.pk)]
         if not bar:
@@ -190,6 +190,10 @@ class ArenaConsumer(LayerSafe, AsyncWebsocketConsumer):
                 self.groups_joined.append(g)
         except Exception:
             await refuse(self, CLOSE_TRY_LATER)
+            return
+        first = await db.run(_initial, self.arena_id, self.user.pk, not bar)
+        if first is None:
+            await refuse(self, CLOSE_FORBIDDEN)
             return
         await self.accept()
         self.accepted = True
@@ -212,7 +216,7 @@ class ArenaConsumer(LayerSafe, AsyncWebsocketConsumer):
         for g in getattr(self, "groups_joined", []):
             with contextlib.suppress(Exception):
                 await self.channel_layer.group_discard(g, self.channel_name)
-        if getattr(self, "groups_joined", None):
+        if self.accepted:
             await db.run(services.touch, self.arena_id, self.user.pk)  # the grace starts now
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:

@@ -74,6 +74,11 @@ outage_credits = Counter(
 outage_seconds = Counter(
     "sb_outage_credited_seconds", "Outage time given back, per match, summed", registry=REGISTRY
 )
+caught_up = Counter(
+    "sb_caught_up_sockets",
+    "Sockets sent the current view because a push never reached them (realtime/catchup.py)",
+    registry=REGISTRY,
+)
 
 _sockets: dict[str, weakref.WeakSet[Any]] = {
     k: weakref.WeakSet() for k in ("match", "watch", "lobby")
@@ -129,6 +134,11 @@ class _Now(Collector):
             "sb_saturated",
             "1 while this process refuses new work",
             value=1 if admission.saturated() else 0,
+        )
+        yield GaugeMetricFamily(
+            "sb_admission_pressure",
+            "The largest admission signal as a fraction of its limit (new matches paced from 0.5)",
+            value=min(admission.headroom().pressure(), 1e9),
         )
         yield GaugeMetricFamily(
             "sb_frames_queued",

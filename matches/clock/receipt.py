@@ -48,7 +48,27 @@ def stamp(now_ms: int | None = None) -> int:
 
 
 class StampedWebSocketProtocol(WebSocketProtocol):  # type: ignore[misc]
-    """Daphne's WebSocket protocol, with each text frame's receipt stamped on arrival."""
+    """Daphne's WebSocket protocol, with each text frame's receipt stamped on arrival,
+    and the handshake's too (``websocket.connect``'s ``received_at``): from then on a
+    turn that reaches the socket in its first view waited for us, not for the player."""
+
+    connect_received_at: int | None = None
+
+    def onConnect(self, request: Any) -> Any:
+        self.connect_received_at = stamp()
+        return super().onConnect(request)
+
+    def applicationCreateWorked(self, application_queue: Any) -> None:
+        # Daphne's own, with the stamp in the connect message.
+        self.application_queue = application_queue
+        message: dict[str, Any] = {"type": "websocket.connect"}
+        if self.connect_received_at is not None:
+            message["received_at"] = self.connect_received_at
+        self.application_queue.put_nowait(message)
+        client = "{}:{}".format(*self.client_addr) if self.client_addr else None
+        self.server.log_action(
+            "websocket", "connecting", {"path": self.request.path, "client": client}
+        )
 
     def onMessage(self, payload: bytes, isBinary: bool) -> None:
         if self.muted or isBinary:

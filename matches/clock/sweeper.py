@@ -76,10 +76,29 @@ def sweep_once() -> float:
     nxt = next_wake_ms()
     if nxt is None:
         return MAX_SLEEP_S
+    _note_overdue(nxt, alive)
     wait = (nxt + GRACE_MS - timing.now_ms()) / 1000
     if due and waiting == len(due):
         wait = max(wait, COMPUTER_WAIT_S)  # only computers are due: each on its own timer
     return max(MIN_SLEEP_S, min(MAX_SLEEP_S, wait))
+
+
+OVERDUE_LOG_MS = 1_000  # a wake-up overdue by more than this is logged, once a second
+_overdue_logged_at = 0.0
+
+
+def _note_overdue(wake_ms: int, alive: int | None) -> None:
+    """Log a wake-up time long past, with the web tier's proof of life that gates it: an
+    overdue match explains itself in the log (a stalled or silent web tier, Redis, a
+    computer still thinking)."""
+    global _overdue_logged_at
+    now = timing.now_ms()
+    overdue = now - wake_ms - GRACE_MS
+    if overdue <= OVERDUE_LOG_MS or time.monotonic() - _overdue_logged_at < 1.0:
+        return
+    _overdue_logged_at = time.monotonic()
+    proof = "none" if alive is None else f"{now - alive} ms old"
+    log.info("a wake-up is %d ms overdue; the web tier's proof of life: %s", overdue, proof)
 
 
 def housekeeping() -> None:

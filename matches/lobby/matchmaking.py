@@ -251,6 +251,27 @@ def on_queue_left(sender: Any, user_ids: Sequence[int], **kwargs: Any) -> None:
             _send(uid, {"type": "queue.update", "status": status_of(user)})
 
 
+def unstarted_pair(user: Any) -> dict[str, Any] | None:
+    """The ``paired`` frame of a ranked match still waiting for ``user``'s 開始, if any.
+
+    A lobby socket that opens (or reopens) after its player was paired missed the
+    push; without this the player would sit in the lobby until the start window
+    closed and be charged a no-show for it.
+    """
+    m = (
+        Match.objects.filter(
+            Q(player0_id=user.pk) | Q(player1_id=user.pk),
+            kind=Match.Kind.RANKED,
+            status=Match.Status.WAITING,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if m is None or all(m.ready[s] for s in m.seats_of(user.pk)):
+        return None
+    return {"type": "paired", "match_id": m.pk, "url": reverse("matches:match", args=[m.pk])}
+
+
 def _push_paired_after_commit(match_id: int, user_ids: Sequence[int]) -> None:
     url = reverse("matches:match", args=[match_id])
 

@@ -59,8 +59,25 @@ def seated(m: Match | None, user: Any) -> tuple[Match, list[int], engine.MatchSt
     return m, seats, state
 
 
-def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
+def act(
+    match_id: int,
+    user: Any,
+    frame: Any,
+    received_at: int,
+    *,
+    turn_pushed_at: int | None = None,
+    leaving: bool = False,
+    turn_from: int | None = None,
+) -> Outcome:
     """Apply one client frame, timed at ``received_at`` (epoch ms, stamped on arrival).
+
+    ``turn_pushed_at``: when the socket the frame came on was pushed the view that made
+    its seat the one to act (the socket's own record, never the client's): our push's
+    lateness beyond :data:`PUSH_BOUND_MS` is given back first (:func:`credit_late_push`),
+    from ``turn_from`` at the earliest (the socket's handshake, for its first view).
+    ``leaving``: the frame came through a web process that is shutting down, whose
+    sockets close in a moment: it is applied, but a held seat stays held (away) until
+    it is back through another process.
 
     Rematch ops belong to ``matches.lobby.rematch.act_rematch`` (the consumer routes them).
     """
@@ -87,7 +104,9 @@ def act(match_id: int, user: Any, frame: Any, received_at: int) -> Outcome:
             state = _waiting_op(m, seats, op, received_at, events)
         else:
             assert state is not None
-            state = _live_op(m, state, seats, parsed, received_at, events)
+            state = _live_op(
+                m, state, seats, parsed, received_at, events, turn_pushed_at, leaving, turn_from
+            )
             losers = [e["player"] for e in events if e["type"] == "timeout"]
             if op not in ("flag", "continue") and losers and losers[0] in seats:
                 # Only the player whose clock ran out is told its frame came too late.
@@ -153,13 +172,22 @@ def _live_op(
     parsed: dict[str, Any],
     now: int,
     events: list[dict[str, Any]],
+    turn_pushed_at: int | None = None,
+    leaving: bool = False,
+    turn_from: int | None = None,
 ) -> engine.MatchState:
     op = parsed["op"]
     held = rejoin_until(m, state)
     if held is not None and state.to_act in seats:
-        state = credit_rejoin(m, state, now, events)  # its frame proves it is back
-        seats_back(m, seats)  # a same-device player is back for both seats
+        # Its frame proves it is back — unless it came through a process about to close
+        # its socket (a restart's first second: the drill at 500 then charged such a seat
+        # its whole way back, up to 14.7 s, its hold over): then it stays away.
+        state = credit_rejoin(m, state, now, events, hold=leaving)
+        if not leaving:
+            seats_back(m, seats)  # a same-device player is back for both seats
         held = None
+    elif turn_pushed_at is not None and state.to_act in seats:
+        state = credit_late_push(m, state, min(turn_pushed_at, now), now, events, turn_from)
     # While the seat to act has not come back from our outage its clock cannot
     # run out (the opponent's flag waits for it).
     expired, ev = engine.expire(state, now) if held is None or now >= held else (state, [])
@@ -297,6 +325,53 @@ def abort(m: Match, now: int, events: list[dict[str, Any]], *, blame: list[int])
 def not_ready(m: Match) -> list[int]:
     """The seats that have not pressed 開始 (charged when the start window closes)."""
     return [s for s, r in enumerate(m.ready) if not r]
+
+
+PUSH_BOUND_MS = 100  # our push's lateness a player is charged for, at most (as receipt's)
+
+
+def credit_late_push(
+    m: Match,
+    state: engine.MatchState,
+    pushed_at: int,
+    now: int,
+    events: list[dict[str, Any]],
+    not_before: int | None = None,
+) -> engine.MatchState:
+    """The seat to act was pushed its turn at ``pushed_at``: what the push took beyond
+    :data:`PUSH_BOUND_MS` after its decision began (or after ``not_before``, if later:
+    a socket's first view is its push from the handshake's arrival) is given back.
+
+    The push is ours from the commit to the socket: the transaction, the channel
+    layer, the loop's backlog (a reconnect wave at 500 matches held some pushes to
+    the sockets still connected for 8 s, and their clocks ran meanwhile). The time
+    on the network to the player and back stays theirs, as everywhere. Nothing is
+    given twice: a credit before (an outage, a hold) is the start's lower bound.
+    """
+    if state.decision_start is None:
+        return state
+    credit = LastCredit.of(m)
+    start = max(state.decision_start, not_before or 0)
+    if credit is not None:
+        start = max(start, credit.given_through())
+    end = pushed_at - PUSH_BOUND_MS
+    state, ms = engine.credit(state, start, end)
+    if not ms:
+        return state
+    if credit is not None:  # the next credit starts after this one
+        replace(credit, through=max(credit.through or 0, end)).save_to(m)
+    events.append(
+        {
+            "type": "credit",
+            "from": end - ms,
+            "to": end,
+            "ms": ms,
+            "player": state.to_act,
+            "push": True,
+            "t": now,
+        }  # fmt: skip
+    )
+    return state
 
 
 def credit_rejoin(

@@ -28,6 +28,17 @@ headroom and, while it has none, turns *new* work away with HTTP 503 and
 Each is the worst of the last :data:`WINDOW_S` seconds, so one slow moment
 refuses for a short while and a recovered process admits again by itself.
 
+**Pacing before the limit.** A match admitted makes its load only once its
+players move, seconds later, and then for minutes: stopping newcomers only once a
+limit is passed let a ramp overshoot (past saturation, p99 2.2 s with 569 matches
+let in). So the *pressure* — the largest signal as a fraction of its limit — paces
+new matches before it reaches 1: from :data:`PACE_FROM` of a limit, a process
+starts at most ``ADMISSION_PACE_PER_S`` new matches a second, falling linearly to
+none at the limit (a token bucket: no bursts). Accepting an invite already made
+is paced by nothing but saturation itself. ``Retry-After`` grows with the pressure
+(``ADMISSION_RETRY_AFTER_S`` at the limit, up to ``ADMISSION_RETRY_AFTER_MAX_S``),
+so refused clients come back less often the further past its limits a process is.
+
 *New work* is what makes a match or a socket that is not yet being played:
 creating an invite, accepting one, a same-device or computer match, joining the
 ranked queue, the queue's pairing pass, a rematch — refused whole, before
@@ -43,13 +54,15 @@ queue's pairing in the Celery worker holds off too (:func:`tier_saturated`).
 
 Settings (environment variables of the same names): ``ADMISSION`` (on by
 default), ``ADMISSION_LOOP_LAG_MS``, ``ADMISSION_DB_WAIT_MS``, ``ADMISSION_HANDSHAKE_WAIT_MS``,
-``ADMISSION_QUEUED_FRAMES``, ``ADMISSION_PUSH_DELAY_MS``, ``ADMISSION_RETRY_AFTER_S``.
+``ADMISSION_QUEUED_FRAMES``, ``ADMISSION_PUSH_DELAY_MS``, ``ADMISSION_PACE_PER_S``,
+``ADMISSION_RETRY_AFTER_S``, ``ADMISSION_RETRY_AFTER_MAX_S``.
 """
 
 from __future__ import annotations
 
 import collections
 import logging
+import math
 import threading
 import time
 import weakref
@@ -63,6 +76,8 @@ log = logging.getLogger(__name__)
 
 WINDOW_S = 2.0  # a signal counts for this long after it was seen
 PUBLISH_TTL_MS = 3_000  # a saturated process's Redis mark expires after this
+
+PACE_FROM = 0.5  # from this fraction of a limit on, new matches are paced
 
 # The URL names (namespace ``matches``) that start new work: refused when saturated.
 NEW_WORK = frozenset(
@@ -79,6 +94,8 @@ NEW_WORK = frozenset(
         "rematch",
     }
 )
+# What completes work already let in (an invite made before): refused only when saturated.
+NOT_PACED = frozenset({"invite_accept", "api_invite_accept"})
 
 
 @dataclass(frozen=True)
@@ -91,21 +108,30 @@ class Headroom:
     handshake_wait_ms: float = 0.0
     push_delay_ms: float = 0.0
 
+    def _signals(self) -> list[tuple[str, float, float]]:
+        """Each signal: its reason, its value and its limit, in the order they are judged."""
+        return [
+            ("loop_lag", self.loop_lag_ms, limit("ADMISSION_LOOP_LAG_MS", 250)),
+            ("db_wait", self.db_wait_ms, limit("ADMISSION_DB_WAIT_MS", 250)),
+            ("frames_queued", self.frames_queued, limit("ADMISSION_QUEUED_FRAMES", 8)),
+            ("handshake_wait", self.handshake_wait_ms, limit("ADMISSION_HANDSHAKE_WAIT_MS", 2000)),
+            ("push_delay", self.push_delay_ms, limit("ADMISSION_PUSH_DELAY_MS", 300)),
+        ]
+
     def saturated(self) -> str | None:
         """Which limit is passed (``None``: there is headroom)."""
         if not enabled():
             return None
-        if self.loop_lag_ms > limit("ADMISSION_LOOP_LAG_MS", 250):
-            return "loop_lag"
-        if self.db_wait_ms > limit("ADMISSION_DB_WAIT_MS", 250):
-            return "db_wait"
-        if self.frames_queued > limit("ADMISSION_QUEUED_FRAMES", 8):
-            return "frames_queued"
-        if self.handshake_wait_ms > limit("ADMISSION_HANDSHAKE_WAIT_MS", 2000):
-            return "handshake_wait"
-        if self.push_delay_ms > limit("ADMISSION_PUSH_DELAY_MS", 500):
-            return "push_delay"
-        return None
+        return next((reason for reason, v, lim in self._signals() if v > lim), None)
+
+    def pressure(self) -> float:
+        """How near the nearest limit is: the largest signal ÷ its limit (past 1: saturated).
+
+        A limit of 0 or less (always saturated, as a test sets it) is infinitely near.
+        """
+        if not enabled():
+            return 0.0
+        return max(v / lim if lim > 0 else math.inf for _, v, lim in self._signals())
 
 
 def enabled() -> bool:
@@ -116,8 +142,16 @@ def limit(name: str, default: float) -> float:
     return float(getattr(settings, name, default))
 
 
-def retry_after_s() -> int:
-    return int(getattr(settings, "ADMISSION_RETRY_AFTER_S", 5))
+def retry_after_s(pressure: float | None = None) -> int:
+    """Seconds a refused client should wait: ``ADMISSION_RETRY_AFTER_S`` up to the limit,
+    then as many times that as the pressure (twice past the limit: twice as long), at
+    most ``ADMISSION_RETRY_AFTER_MAX_S``."""
+    base = int(getattr(settings, "ADMISSION_RETRY_AFTER_S", 5))
+    most = max(base, int(getattr(settings, "ADMISSION_RETRY_AFTER_MAX_S", 30)))
+    p = headroom().pressure() if pressure is None else pressure
+    if not p > 1:
+        return base
+    return base if math.isinf(p) else min(most, max(base, round(base * p)))
 
 
 class _Window:
@@ -212,6 +246,7 @@ def reset() -> None:
     _db_wait.clear()
     _handshake_wait.clear()
     _push_delay.clear()
+    _pacer.reset()
 
 
 # --- refusals ---------------------------------------------------------------------
@@ -227,12 +262,65 @@ def refuse(what: str, reason: str) -> None:
 
 
 def admit(what: str) -> bool:
-    """Whether new work ``what`` may start here now; counts a refusal if not."""
-    reason = saturated()
+    """Whether new work ``what`` may start here now; counts a refusal if not.
+
+    Saturated: refused. Under pressure (from :data:`PACE_FROM` of a limit): a new
+    match (anything of :data:`NEW_WORK` but :data:`NOT_PACED`) waits for the pacer.
+    """
+    room = headroom()
+    reason = room.saturated()
+    paced = what in NEW_WORK and what not in NOT_PACED
+    if reason is None and paced and not _pacer.take(room.pressure()):
+        reason = "paced"
     if reason is None:
         return True
     refuse(what, reason)
     return False
+
+
+class Pacer:
+    """A token bucket of new matches whose rate falls as the pressure rises.
+
+    Below :data:`PACE_FROM` every start is let in; from there ``ADMISSION_PACE_PER_S``
+    a second, falling linearly to none at a pressure of 1. The bucket holds one
+    start at most: a process that was quiet does not let a burst in at once.
+    """
+
+    def __init__(self) -> None:
+        self._tokens = 1.0
+        self._at: float | None = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def rate(pressure: float) -> float:
+        """New matches a second at ``pressure`` (infinite below :data:`PACE_FROM`)."""
+        if pressure < PACE_FROM:
+            return math.inf
+        most = limit("ADMISSION_PACE_PER_S", 4)
+        return max(0.0, most * (1.0 - pressure) / (1.0 - PACE_FROM))
+
+    def take(self, pressure: float, now: float | None = None) -> bool:
+        """Whether one start may go now (and if so it is counted)."""
+        t = time.monotonic() if now is None else now
+        rate = self.rate(pressure)
+        with self._lock:
+            if math.isinf(rate):
+                self._tokens, self._at = 1.0, t
+                return True
+            if self._at is not None:
+                self._tokens = min(1.0, self._tokens + max(0.0, t - self._at) * rate)
+            self._at = t
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
+
+    def reset(self) -> None:
+        with self._lock:
+            self._tokens, self._at = 1.0, None
+
+
+_pacer = Pacer()
 
 
 # --- across processes (Redis): the queue's pairing in the worker -------------------

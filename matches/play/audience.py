@@ -175,6 +175,11 @@ class Change:
             seat = _seat_for(m, state, a)
             self._parts[a] = (seat, match_block(m, a, seat, now))
         self._state, self._now, self._since = state, now, since_seq
+        # The seat whose decision runs, if one does: a socket of that seat notes when
+        # it was pushed its turn (``matches.play.act.credit_late_push``).
+        self.to_act = (
+            state.to_act if state is not None and engine.deadline(state) is not None else None
+        )
         # The receipt (epoch ms) of the player's frame that made it, if one did
         # (``play.act``): how long its push took is admission's push delay.
         self.received_at: int | None = None

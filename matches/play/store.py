@@ -155,6 +155,22 @@ def repush_pending(limit: int = 100) -> list[int]:
     return done
 
 
+def push_again(match_id: int) -> bool:
+    """Push every audience ``match_id``'s frame as it stands, once the current transaction
+    commits (at once outside one); whether the match exists.
+
+    For a change whose process died between its commit and its push: the sockets
+    elsewhere would wait on the version before it (see ``presence.credit_dead``).
+    A socket that has this version already ignores it.
+    """
+    change = current_change(match_id)
+    if change is None:
+        return False
+    built = change.built()
+    transaction.on_commit(lambda: publish(built))
+    return True
+
+
 def current_view(match_id: int, user: Any, *, watch: bool = False) -> tuple[Match, dict[str, Any]]:
     """A seat holder's full view (the page, a reconnect); ``ServiceError`` otherwise.
 

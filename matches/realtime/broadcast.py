@@ -95,6 +95,8 @@ async def _send_change(change: Any) -> None:
     for audience in change.audiences:
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
+        if change.to_act is not None:
+            message["to_act"] = change.to_act  # its sockets note when they were told
         if change.received_at is not None:
             # When the player's frame that made it was received (epoch ms): each socket's
             # consumer notes how long the push took to reach it (admission's push delay).

@@ -11,7 +11,9 @@ Server → client (JSON):
   "window": 150 | None, "window_text": "±150", "rating": 1500, "server_now": ms,
   "schedule": {"start": 100, "step": 50, "every_s": 10, "unbounded_after_s": 60}}``
   on connect and whenever the player's queue state changes (any tab, any process);
-- ``{"type": "paired", "match_id": 42, "url": "/matches/42/"}``: go there now;
+- ``{"type": "paired", "match_id": 42, "url": "/matches/42/"}``: go there now (also
+  on connect, for a ranked match made while the socket was closed that still waits
+  for this player's 開始);
 - ``{"type": "error", "code": "busy", "message": "..."}``;
 - ``{"type": "notification", ...}`` and ``{"type": "challenge_closed", "id": 7}``
   from ``social`` (group message ``lobby.frame``; docs/protocol.md).
@@ -102,6 +104,9 @@ class LobbyConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         self.accepted = True
         metrics.track_socket(self, "lobby")
         await self._send_status(touch=True)
+        paired = await db.run(queue.unstarted_pair, self.user)  # made while it was closed
+        if paired is not None:
+            await self.send(text_data=json.dumps(paired))
         await self._seen("connect")
         self._presence = asyncio.ensure_future(self._keep_presence())
 

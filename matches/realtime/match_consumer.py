@@ -31,7 +31,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 import engine
-from matches.clock import metrics, presence
+from matches.clock import liveness, metrics, presence
 from matches.clock.outage import rejoin
 from matches.play import admission, db, dbpool, timing
 from matches.play.act import Outcome, act
@@ -39,7 +39,7 @@ from matches.play.audience import audience_of, state_frame, view_for
 from matches.play.errors import ServiceError
 from matches.play.frames import REMATCH_OPS
 from matches.play.store import current_view
-from matches.realtime import broadcast, budgets, periodic, protocol_v2
+from matches.realtime import broadcast, budgets, catchup, periodic, protocol_v2
 from matches.realtime.base import LayerSafe, frame_too_large, language_of, parse_json, refuse
 from matches.realtime.protocol_v2 import DeltaEncoder
 from matches.realtime.session_sockets import ClosedWithSession
@@ -70,7 +70,25 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
     sent_fragments: dict[str, str]
     events: list[dict[str, Any]]
     counted: bool = False  # in matches.realtime.budgets' count of sockets (and spectators)
+    seats: list[int]
+    # When this socket was pushed the view that made its seat the one to act (epoch ms):
+    # our push's lateness is given back when it acts (matches.play.act.credit_late_push).
+    # 0: it learnt it otherwise (a sync, a stale answer: nothing is owed). Its first
+    # view counts as a push from ``opened_at``, the handshake's arrival: a turn that
+    # began while we were opening the socket waited for us (in a reconnect wave, for
+    # seconds), a turn older than the socket owes only our handshake's own time.
+    # Kept until a view shows the seat not to act: a change that leaves it to act (a
+    # credit, its own flag) is not a new turn, or a client could flag its way to more.
+    turn_pushed_at: int | None = None
+    turn_from: int | None = None  # the credit's earliest start (``opened_at`` for the first view)
+    opened_at: int | None = None
     frame_budget: budgets.FrameBudget
+
+    async def websocket_connect(self, message: dict[str, Any]) -> None:
+        # Stamped where the transport read the handshake (matches/clock/receipt.py), if it was.
+        stamped = message.get("received_at")
+        self.opened_at = stamped if isinstance(stamped, int) else timing.now_ms()
+        await super().websocket_connect(message)
 
     async def connect(self) -> None:
         broadcast.bind_loop(asyncio.get_running_loop())
@@ -84,7 +102,7 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         if found is None:
             await refuse(self, CLOSE_UNAUTHENTICATED)
             return
-        self.user, audience, view = found
+        self.user, audience = found
         if audience is None:
             await refuse(self, CLOSE_FORBIDDEN)
             return
@@ -122,27 +140,40 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
             return
         self.counted = True
         self.frame_budget = budgets.FrameBudget()
-        # A change committed after the view was read but pushed before the group
-        # was joined reached neither: ask whether the match moved on meanwhile
-        # (one small read; after a web process dies every socket reconnects while
-        # play goes on, and a seat left on an old view waits with its clock running).
-        # This process holds the seat's socket now (matches/clock/presence.py: if it dies, the
-        # seat's way back through another process is given back to it).
-        seats = presence.seats_of_audience(audience)
-        if await db.run(_version, self.match_id, seats) != view["match"]["version"]:
-            view = await db.run(_current, self.match_id, self.user, self.audience) or view
+        # The view is read once the group is joined, so no change falls between the
+        # two: one committed before the read is in the view, one committed after
+        # reaches this socket through the group (its pushes wait until connect
+        # returns, and those of versions the view has are skipped). After a web
+        # process dies every socket reconnects while play goes on, and a seat left
+        # on an old view would wait with its clock running. This process holds the
+        # seat's socket now (matches/clock/presence.py: if it dies, the seat's way
+        # back through another process is given back to it).
+        seats = self.seats = presence.seats_of_audience(audience)
+        with dbpool.lane(dbpool.HANDSHAKE):
+            view = await db.run(
+                _first_view, self.match_id, self.user, audience, seats, self.channel_name
+            )
+        if view is None:
+            await refuse(self, CLOSE_FORBIDDEN)  # it was deleted while this socket opened
+            return
         await self.accept()
         self.accepted = True
         metrics.track_socket(self, "watch" if audience == "watch" else "match")
+        catchup.track(self)  # a push that never reaches it is made good (realtime/catchup.py)
         # A (re)connection gets the whole current view.
         await self._send_view(view)
-        if (view["match"].get("credit") or {}).get("rejoin_until") and audience != "watch":
+        self._note_turn(view.get("to_act"), pushed=True, since=self.opened_at)
+        credit = view["match"].get("credit") or {}
+        if credit.get("rejoin_until") and view.get("to_act") in seats:
             # Back after our outage, perhaps the seat whose decision it cut: the time
             # until now is given back (a new version, pushed: its clock reads right),
             # and the seat stays held until its first action, given the time since: at
             # 200 matches a view sent in the reconnect wave reached its player up to
             # 15 s later (our loop's backlog, the proxy's queue), and a hold ended at
-            # the handshake charged that (1.1–1.8 million ms in a drill).
+            # the handshake charged that (1.1–1.8 million ms in a drill). A seat not to
+            # act has nothing to be given yet (its decision, if it comes while it is
+            # held, is given at its first action): its row is not locked for nothing,
+            # half of a reconnect wave's 1,000 locks at 500 matches.
             await db.run(functools.partial(rejoin, hold=True), self.match_id, self.user)
 
     def _watched(self) -> int | None:
@@ -150,10 +181,13 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
 
     async def disconnect(self, code: int) -> None:
         metrics.untrack_socket(self)
+        catchup.untrack(self)
         if self.accepted and hasattr(self, "audience"):
             with contextlib.suppress(Exception):
                 await db.run(
-                    presence.gone, self.match_id, presence.seats_of_audience(self.audience)
+                    functools.partial(presence.gone, socket=self.channel_name),
+                    self.match_id,
+                    self.seats,
                 )
         if self.counted:
             self.counted = False
@@ -202,7 +236,15 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
                 outcome = await db.run(_rematch, self.match_id, self.user, op, self.language)
             else:
                 outcome = await db.run(
-                    _act, self.match_id, self.user, frame, received_at, self.language
+                    _act,
+                    self.match_id,
+                    self.user,
+                    frame,
+                    received_at,
+                    self.language,
+                    self.turn_pushed_at or None,
+                    liveness.stopped_at_ms is not None,  # this process is shutting down
+                    self.turn_from,
                 )
         except ServiceError as e:
             await self._send_error(e.code, e.message, version=e.version)
@@ -217,6 +259,7 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         if op == "sync":
             view = view_for(outcome.match, outcome.state, self.audience, timing.now_ms())
             await self._send_view(view, force=True)
+            self._note_turn(view.get("to_act"), pushed=False)
         # Everything else reaches this socket through its group after the commit.
 
     async def _over_budget(self, verdict: str) -> None:
@@ -243,16 +286,32 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
             self.sent_version = event["version"]
             if self.delta is not None:
                 await self.send(text_data=self.delta.frame(broadcast.frame_view(event)))
-                return
-            await self.send(text_data=broadcast.frame_text(event, self.audience))
-            return
-        # One process hands the view itself over (a shallow copy: _send_view adds events).
-        await self._send_view(broadcast.frame_view(event))
+            else:
+                await self.send(text_data=broadcast.frame_text(event, self.audience))
+        else:
+            # One process hands the view itself over (a shallow copy: _send_view adds events).
+            await self._send_view(broadcast.frame_view(event))
+        self._note_turn(event.get("to_act"), pushed=True)
 
-    async def _send_current(self) -> None:
+    def _note_turn(self, to_act: Any, *, pushed: bool, since: int | None = None) -> None:
+        """This socket was just sent a view: note when its seat's turn reached it (and,
+        ``since``, from when at the earliest the wait was ours)."""
+        if to_act not in self.seats:
+            self.turn_pushed_at = self.turn_from = None
+        elif self.turn_pushed_at is None:
+            self.turn_pushed_at = timing.now_ms() if pushed else 0
+            self.turn_from = since
+
+    async def catch_up(self) -> None:
+        """A push of a version this socket should have seen never came: the current view
+        (in place of the push, late: a turn it brings is noted as pushed now)."""
+        await self._send_current(pushed=True)
+
+    async def _send_current(self, *, pushed: bool = False) -> None:
         found = await db.run(_current, self.match_id, self.user, self.audience)
         if found is not None:
             await self._send_view(found, force=True)
+            self._note_turn(found.get("to_act"), pushed=pushed)
 
     async def _send_view(self, view: dict[str, Any], *, force: bool = False) -> None:
         version = view["match"]["version"]
@@ -312,27 +371,28 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
 # --- on the database threads ---------------------------------------------------------
 
 
-def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None, dict[str, Any]] | None:
-    """The socket's user, its audience (``None``: no such match) and its first full view.
+def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None] | None:
+    """The socket's user and its audience (``None``: no such match), from the match's
+    seats alone (its view is read once the socket has joined its group).
 
     Anyone logged in who holds no seat watches: the spectators' audience.
     """
+    from matches.models import Match
+
     user = scope_user(scope)
     if user is None:
         return None
-    try:
-        m, view = current_view(match_id, user, watch=True)
-    except ServiceError:
-        return user, None, {}
-    return user, audience_of(m, user.pk), view
+    m = Match.objects.filter(pk=match_id).only("kind", "player0", "player1").first()
+    return user, None if m is None else audience_of(m, user.pk)
 
 
-def _version(match_id: int, seats: list[int] | None = None) -> int | None:
-    from matches.models import Match
-
+def _first_view(
+    match_id: int, user: Any, audience: str, seats: list[int], socket: str
+) -> dict[str, Any] | None:
+    """A new socket's first full view; its seats are noted as held by this process."""
     if seats:
-        presence.here(match_id, seats, timing.now_ms())
-    return Match.objects.filter(pk=match_id).values_list("version", flat=True).first()
+        presence.here(match_id, seats, timing.now_ms(), socket=socket)
+    return _current(match_id, user, audience)
 
 
 def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:
@@ -342,9 +402,26 @@ def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:
         return None
 
 
-def _act(match_id: int, user: Any, frame: Any, received_at: int, language: str) -> Outcome:
+def _act(
+    match_id: int,
+    user: Any,
+    frame: Any,
+    received_at: int,
+    language: str,
+    turn_pushed_at: int | None = None,
+    leaving: bool = False,
+    turn_from: int | None = None,
+) -> Outcome:
     with translation.override(language):
-        return act(match_id, user, frame, received_at)
+        return act(
+            match_id,
+            user,
+            frame,
+            received_at,
+            turn_pushed_at=turn_pushed_at,
+            leaving=leaving,
+            turn_from=turn_from,
+        )
 
 
 def _rematch(match_id: int, user: Any, op: str, language: str) -> Outcome:

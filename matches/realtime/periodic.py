@@ -4,6 +4,8 @@
   which stamps every frame, is turning; the pulse thread reports it;
 - the **pulse thread** (``liveness``): proof of life for the sweepers, and
   outage detection;
+- the **catch-up** pass every 2 s (``realtime.catchup``): a socket a push never
+  reached is sent the current view;
 - in the embedded default (``MATCH_SWEEPER = "web"``: no Celery) also what the
   Celery worker and beat do otherwise: the deadline **sweeper**, its
   housekeeping, the ranked queue's sweep every 2 s, and the arenas' jobs
@@ -66,6 +68,9 @@ def ensure_started() -> None:
     broadcast.bind_loop(loop)
     liveness.loop_tick_ms = liveness._now_ms()
     _tasks.append(loop.create_task(_tick()))
+    from matches.realtime import catchup
+
+    _tasks.append(loop.create_task(catchup.run()))  # pushes that never arrived, made good
     liveness.start_pulse()
     if sweeps_here():
         from matches.lobby import matchmaking as queue

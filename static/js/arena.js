@@ -141,13 +141,32 @@
     }, 1000);
   }
 
+  // The arena page goes to each new match of the player once (as lichess does): on
+  // its pairing push, or, when that push was missed (the page reloading just after
+  // 参加, its socket reconnecting), on the first "you" that names the match. A
+  // player who then comes back to the arena page on purpose is not sent again.
+  function goOnce(matchId, url) {
+    var key = "sb-arena-sent-" + matchId;
+    try {
+      if (window.sessionStorage.getItem(key)) return;
+      window.sessionStorage.setItem(key, "1");
+    } catch (e) {
+      /* no storage: go anyway */
+    }
+    window.location.assign(url);
+  }
+
   function onFrame(frame) {
     if (frame.type === "standings" && page) drawStandings(frame);
     else if (frame.type === "you") {
-      if (page) drawYou(frame.you);
-      else barYou(frame.you);
+      if (page) {
+        drawYou(frame.you);
+        if (frame.you && frame.you.match_id) goOnce(frame.you.match_id, frame.you.match_url);
+        page.dataset.synced = "1"; // the socket's own state is drawn (and followed)
+      } else barYou(frame.you);
     } else if (frame.type === "paired") {
-      if (page || (!stayed && Number(bar.dataset.match) !== frame.match_id)) {
+      if (page) goOnce(frame.match_id, frame.url);
+      else if (!stayed && Number(bar.dataset.match) !== frame.match_id) {
         window.location.assign(frame.url);
       }
     }

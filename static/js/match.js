@@ -45,6 +45,13 @@
   var synced = {}; // deadlines of data-sync-at-zero countdowns already synced once
   var initialGoto = null; // data-goto as the page was loaded: an old rematch, not news
   var navigated = false;
+  // A confirmed resignation is answered "stale" when the opponent moved as it was
+  // sent. The player resigned whatever the position: it goes again on the new one
+  // (at most RESIGN_TRIES times). resignAt: the version the last one was sent at.
+  var resignAt = null;
+  var resignStale = false;
+  var resignTries = 0;
+  var RESIGN_TRIES = 3;
 
   // Reconnect soon after a lost socket: the clock keeps running while the page is
   // away (after our outage the server gives back at most 5 s of the way back).
@@ -384,7 +391,27 @@
       bidInput().value = v;
       frame.amount = v;
     }
-    if (send(frame)) btn.disabled = op !== "resign";
+    if (!send(frame)) return;
+    btn.disabled = op !== "resign";
+    if (op === "resign") { resignAt = frame.version; resignStale = false; resignTries = 0; }
+  }
+
+  // Before a message settles the action in flight: was a resignation refused as stale?
+  function noteStaleResign() {
+    var toast = document.getElementById("sb-toast");
+    if (!toast || toast.hidden || toast.dataset.code !== "stale") return;
+    toast.dataset.code = "seen"; // the next message does not count it again
+    if (resignAt !== null) resignStale = true;
+  }
+
+  // Once the new position is in, the refused resignation goes again.
+  function resignAgain() {
+    if (!$(".sb-resign")) { resignAt = null; resignStale = false; return; } // over
+    if (!resignStale || version() === resignAt || resignTries >= RESIGN_TRIES) return;
+    resignStale = false;
+    resignTries += 1;
+    var frame = { op: "resign" };
+    if (send(frame)) resignAt = frame.version;
   }
 
   document.addEventListener("click", function (ev) {
@@ -545,6 +572,7 @@
   var toastTimer = null;
   function afterSwap() {
     // Any message answers the action in flight: a new state, or an error toast.
+    noteStaleResign();
     settle();
     var keep = selected;
     if (keep) select(keep); // still playable? keep it selected
@@ -555,6 +583,7 @@
     watchBoard();
     showAlertSetting();
     showTurn();
+    resignAgain();
     var toast = document.getElementById("sb-toast");
     if (toast && !toast.hidden) {
       window.clearTimeout(toastTimer);

@@ -13,18 +13,9 @@ from matches.lobby.invites import accept_invite, create_invite, create_same_devi
 from matches.models import Match
 from matches.play import timing
 from matches.play.act import act
+from tests.support import live_casual
 
-
-def live_match(player0: Any, player1: Any) -> Match:
-    """A casual match between two accounts, both having pressed Start."""
-    invite = create_invite(player0)
-    match = accept_invite(invite.code, player1)
-    for user in (player0, player1):
-        match.refresh_from_db()
-        act(match.pk, user, {"op": "start", "version": match.version}, timing.now_ms())
-    match.refresh_from_db()
-    assert match.status == Match.Status.LIVE
-    return match
+live_match = live_casual  # a casual match between two accounts, both Starts pressed
 
 
 def resign(match: Match, user: Any) -> None:

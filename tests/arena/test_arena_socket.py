@@ -66,6 +66,34 @@ async def test_the_page_gets_the_standings_changes_and_is_sent_to_its_match(
         await ca.disconnect()
 
 
+async def test_a_pairing_committed_just_after_the_connects_read_is_still_pushed(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page reloads after 参加 and the pairing pass runs while its socket connects:
+    whichever side of the first read the pairing falls, the socket learns of it."""
+    from tournaments import consumers
+
+    a, b = await database_sync_to_async(players)(2)
+    for p in (a, b):
+        await database_sync_to_async(services.join)(arena.pk, p)
+    made: list[int] = []
+    read = consumers._initial
+
+    def read_then_pair(arena_id: int, user_id: int, table: bool = True) -> Any:
+        first = read(arena_id, user_id, table)
+        made.extend(services.pair_arena(arena_id).paired)  # committed after the read
+        return first
+
+    monkeypatch.setattr(consumers, "_initial", read_then_pair)
+    ca = await connect(arena, a)
+    try:
+        assert (await next_frame(ca, "you"))["you"]["match_id"] is None  # read before it
+        paired = await next_frame(ca, "paired")
+        assert len(made) == 1 and paired["url"] == f"/matches/{made[0]}/"
+    finally:
+        await ca.disconnect()
+
+
 async def test_an_open_socket_keeps_the_player_present(arena: Arena) -> None:
     (a,) = await database_sync_to_async(players)(1)
     await database_sync_to_async(services.join)(arena.pk, a)

@@ -30,6 +30,9 @@ def site(tmp_path: Path, require_chromium: str) -> Iterator[tuple[WebProcess, in
         DATABASE_URL=_database_url(tmp_path, "e2e_arena"),
         DEBUG="1",
         ARENA_REST_S="12",  # the rest after a match: room for the checks on the arena page
+        # A page away for a moment (the test that closes one) is not paused, however
+        # slow the machine is at signing the other player up meanwhile.
+        ARENA_PAUSE_GRACE_S="120",
     )
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
@@ -152,4 +155,38 @@ def test_two_players_join_are_paired_play_and_see_the_standings_move(
         raise
     finally:
         for page in pages.values():
+            page.context.close()
+
+
+def test_a_pairing_made_while_the_page_was_away_is_followed_once_when_it_comes_back(
+    browser: Any, site: tuple[WebProcess, int]
+) -> None:
+    """A pairing push reaches only the sockets open at the time: a player whose arena page
+    was reloading (after 参加) or closed for a moment is sent to the match by the page's
+    next connection, once; coming back to the arena page on purpose then stays there."""
+    web, arena_id = site
+    gin = _page(browser, web.url, 360, 740)
+    hana = _page(browser, web.url, 1280, 800)
+    arena_url = f"{web.url}/tournaments/{arena_id}/"
+    try:
+        for name, page in (("gin_away", gin), ("hana_here", hana)):
+            sign_up(page, name)
+            page.goto(arena_url)
+            page.click("[data-testid=arena-join]")
+            page.wait_for_selector(f"#arena-rows tr[data-player='{name}']")
+            if page is gin:
+                page.goto("about:blank")  # away (its socket closed) well inside the grace
+        hana.wait_for_url(re.compile(r".*/matches/\d+/$"), timeout=20_000)
+        gin.goto(arena_url)
+        gin.wait_for_url(hana.url)
+        gin.wait_for_selector("#sb-status")
+        gin.goto(arena_url)  # back to look at the table: not sent away again
+        gin.wait_for_selector("#arena[data-synced]")
+        assert gin.url == arena_url
+        assert gin.locator("[data-testid=arena-me]").get_attribute("data-state") == "playing"
+        assert gin.locator("[data-testid=arena-current-match]").get_attribute("href") == (
+            hana.url.removeprefix(web.url)
+        )
+    finally:
+        for page in (gin, hana):
             page.context.close()

@@ -11,9 +11,11 @@ and lobby sockets close with 4401 at once, and the token is refused everywhere.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from channels.db import database_sync_to_async
 
 from matches.models import Match, MatchEvent
 from tests.botacct.wire import api, revoke_in_browser
-from tests.processes import ROOT, WebProcess, server_env, session_cookie, wait_for
+from tests.processes import LOGS, ROOT, WebProcess, server_env, session_cookie, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,6 +48,7 @@ class Bot:
 
     def __init__(self, tmp: Path, name: str, server: str, token: str, *args: str) -> None:
         self.out, self.err = tmp / f"{name}.out", tmp / f"{name}.err"
+        LOGS.extend([self.out, self.err])  # shown when the test fails
         with self.out.open("wb") as out, self.err.open("wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, str(ROOT / "examples" / "bot.py"), "--server", server, *args],
@@ -58,22 +61,42 @@ class Bot:
     def lines(self) -> list[dict[str, Any]]:
         return [json.loads(x) for x in self.out.read_text().splitlines() if x.strip()]
 
-    def finish(self, timeout_s: float) -> dict[str, Any]:
-        try:
-            code = self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError(
-                f"the bot did not finish:\n{self.err.read_text()[-3000:]}"
-            ) from None
-        assert code == 0, self.err.read_text()[-3000:]
-        return self.lines()[-1]
+    def failed(self) -> str | None:
+        """Why the bot failed (its exit code and the end of its stderr), if it did."""
+        code = self.proc.poll()
+        if code is None or code == 0:
+            return None
+        return f"{self.out.name[:-4]} exited {code}:\n{self.err.read_text()[-3000:]}"
 
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+def finish_all(bots: list[Bot], timeout_s: float) -> list[dict[str, Any]]:
+    """Wait for every bot to end its match; the last line each printed (its result).
+
+    One that fails is reported at once, with its own stderr: its opponent would wait
+    for it until the invite's start window closed (the test's log shows every bot's).
+    """
+    deadline = time.monotonic() + timeout_s
+    while any(b.proc.poll() is None for b in bots):
+        for b in bots:
+            if (why := b.failed()) is not None:
+                raise AssertionError(why)
+        if time.monotonic() > deadline:
+            late = [b.out.name[:-4] for b in bots if b.proc.poll() is None]
+            rows = list(Match.objects.values("pk", "status", "version", "ready", "state__phase"))
+            raise AssertionError(
+                f"{late} did not finish in {timeout_s} s (their logs below); matches: {rows}"
+            )
+        with contextlib.suppress(subprocess.TimeoutExpired):  # a bot's exit, or a beat
+            next(b for b in bots if b.proc.poll() is None).proc.wait(timeout=0.5)
+    for b in bots:
+        if (why := b.failed()) is not None:
+            raise AssertionError(why)
+    return [b.lines()[-1] for b in bots]
 
 
 def test_two_bots_play_a_whole_match_and_a_revoked_token_is_shut_out(
@@ -86,7 +109,7 @@ def test_two_bots_play_a_whole_match_and_a_revoked_token_is_shut_out(
         invite = next(x for x in inviter.lines() if "code" in x)
         assert invite["invite"] == f"{web.url}/invites/{invite['code']}/"
         accepter = Bot(tmp_path, "droid", web.url, droid[1], "accept", invite["code"])
-        results = [accepter.finish(MATCH_S), inviter.finish(MATCH_S)]
+        results = finish_all([accepter, inviter], MATCH_S)
     finally:
         inviter.stop()
         if accepter is not None:
@@ -141,7 +164,7 @@ def test_the_example_bots_reconnect_through_a_server_restart_and_finish(
         )
         first.stop()  # SIGTERM: every socket is closed with 1012, then the process exits
         second.start()  # the same address again
-        results = [b.finish(MATCH_S) for b in bots]
+        results = finish_all(bots, MATCH_S)
     finally:
         for b in bots:
             b.stop()

@@ -176,6 +176,20 @@ def sign_up(page: Any, username: str, password: str = "correct-horse-battery-9")
     page.wait_for_selector("[data-testid=create-invite]")
 
 
+def start_casual_match(alice: Any, bob: Any) -> str:
+    """Alice invites, Bob accepts, both press 開始; returns the match's URL once live."""
+    alice.click("[data-testid=create-invite]")
+    bob.goto(alice.locator("[data-testid=invite-url]").input_value())
+    bob.click("[data-testid=accept-invite]")
+    bob.wait_for_url("**/matches/*/")
+    alice.wait_for_url("**/matches/*/", timeout=15_000)
+    for page in (alice, bob):
+        page.click("[data-testid=op-start]")
+    for page in (alice, bob):
+        page.wait_for_selector("#sb-status[data-status=live]")
+    return str(bob.url)
+
+
 def start_then_resign(resigner: Any, other: Any) -> list[Any]:
     """Both press 開始, then ``resigner`` resigns through the confirmation dialog.
 

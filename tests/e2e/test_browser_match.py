@@ -9,10 +9,11 @@ auction bid everything and accept, which ends the match by balance.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
-from tests.e2e.conftest import sign_up
+from tests.e2e.conftest import sign_up, start_casual_match
 
 GAME_DEADLINE_S = 240
 
@@ -182,3 +183,67 @@ def test_a_same_device_match_plays_a_hand_through_the_hand_off_screen(new_page: 
     for seat in (0, 1):
         pips = page.locator(f"[data-testid=settle-pips-{seat}]").get_attribute("data-pips")
         assert pips is not None and pips.isdigit()
+
+
+class HeldSocket:
+    """Routes a page's match socket through the test: server → page messages can be
+    held back (the page does not hear of a move) and then let through in order."""
+
+    def __init__(self) -> None:
+        self.page_side: Any = None
+        self.holding = False
+        self.held: list[Any] = []
+
+    def route(self, ws: Any) -> None:
+        self.page_side = ws
+        ws.connect_to_server().on_message(self._to_page)
+
+    def _to_page(self, message: Any) -> None:
+        if self.holding:
+            self.held.append(message)
+        else:
+            self.page_side.send(message)
+
+    def release(self) -> None:
+        self.holding = False
+        for message in self.held:
+            self.page_side.send(message)
+        self.held.clear()
+
+
+def test_a_resignation_crossing_the_opponents_move_still_ends_the_match(new_page: Any) -> None:
+    # Alice confirms her resignation just as Bob's move lands: it reaches the server
+    # at the version before his move and is answered "stale". She resigned whatever
+    # the position, so the page sends it again on the new one and the match ends —
+    # before, the resignation was lost and the match went on.
+    alice_page, bob_page = new_page(), new_page()
+    socket = HeldSocket()
+    alice_page.route_web_socket(re.compile(r"/ws/matches/"), socket.route)
+    sign_up(alice_page, "alice_stale")
+    sign_up(bob_page, "bob_stale")
+    start_casual_match(alice_page, bob_page)
+    for page in (alice_page, bob_page):
+        page.wait_for_selector("[data-testid=resign]:visible")
+    game = {"auctions": 0}
+    alice, bob = Player(alice_page, game), Player(bob_page, game)
+    my_turn = "#sb-status[data-my-turn='1']"
+    if bob_page.locator(my_turn).count() == 0:
+        alice_page.wait_for_selector(my_turn, state="attached")
+        assert alice.act()  # Alice decides first; then it is Bob's turn
+        bob_page.wait_for_selector(my_turn, state="attached")
+    before = _version(bob_page)
+    alice_page.wait_for_selector(f"#sb-status[data-version='{before}']", state="attached")
+    socket.holding = True  # Alice's page does not hear of Bob's move
+    assert bob.act()
+    bob_page.wait_for_selector(f"#sb-status:not([data-version='{before}'])", state="attached")
+    alice_page.click("[data-testid=resign]")
+    alice_page.click("[data-testid=resign-confirm]")
+    deadline = time.monotonic() + 10
+    while not any('data-code="stale"' in str(m) for m in socket.held):
+        assert time.monotonic() < deadline, "the server did not answer the resignation"
+        alice_page.wait_for_timeout(50)
+    assert _version(alice_page) == before  # the page sent it at the old version
+    socket.release()
+    for page in (alice_page, bob_page):
+        result = page.wait_for_selector("[data-testid=result]:visible", timeout=15_000)
+        assert result.get_attribute("data-end") == "resign"

@@ -11,23 +11,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.e2e.conftest import ARTIFACTS, sign_up
+from tests.e2e.conftest import ARTIFACTS, sign_up, start_casual_match
 from tests.e2e.test_browser_match import Player, _version
 
 PHONE = {"width": 360, "height": 740}
-
-
-def _start_a_casual_match(alice: Any, bob: Any) -> str:
-    alice.click("[data-testid=create-invite]")
-    bob.goto(alice.locator("[data-testid=invite-url]").input_value())
-    bob.click("[data-testid=accept-invite]")
-    bob.wait_for_url("**/matches/*/")
-    alice.wait_for_url("**/matches/*/", timeout=15_000)
-    for page in (alice, bob):
-        page.click("[data-testid=op-start]")
-    for page in (alice, bob):
-        page.wait_for_selector("#sb-status[data-status=live]")
-    return str(bob.url)
 
 
 def test_a_spectator_finds_the_match_in_the_lobby_and_watches_without_hand_or_action(
@@ -36,7 +23,7 @@ def test_a_spectator_finds_the_match_in_the_lobby_and_watches_without_hand_or_ac
     alice, bob, carol = new_page(), new_page(), new_page(width=1280, height=800)
     sign_up(alice, "alice_watch")
     sign_up(bob, "bob_watch")
-    url = _start_a_casual_match(alice, bob)
+    url = start_casual_match(alice, bob)
 
     sign_up(carol, "carol_watch")  # ends on the lobby
     link = carol.locator("[data-testid=watchable] [data-testid=watch-link]")

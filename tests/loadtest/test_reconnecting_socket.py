@@ -8,6 +8,7 @@ import aiohttp
 from aiohttp import web
 
 from loadtest.bots import Account, Recorder, Socket, wait_until
+from tests.loadtest.local_server import serve_app
 
 
 class Listener(Socket):
@@ -43,12 +44,8 @@ async def serve(close_codes: list[int]) -> tuple[web.AppRunner, str, list[str]]:
 
     app = web.Application()
     app.router.add_get("/ws/", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return runner, f"http://127.0.0.1:{port}", cookies
+    runner, base = await serve_app(app)
+    return runner, base, cookies
 
 
 async def listen(close_codes: list[int], done: Any) -> tuple[Listener, Recorder, list[str]]:

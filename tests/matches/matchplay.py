@@ -24,6 +24,7 @@ from matches.models import Match, MatchEvent
 from matches.play import timing
 from matches.play.act import Outcome, act, forced_step
 from tests.support import frame_for as frame_for  # the PROTOCOL.md frame for an action
+from tests.support import live_casual as live_casual  # a casual match, both Starts pressed
 
 STEP_MS = 1000  # between two decisions: well inside the 10 s delay, so no main time is used
 

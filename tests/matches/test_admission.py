@@ -95,9 +95,10 @@ async def test_a_saturated_process_refuses_a_new_match_with_503_and_still_serves
         got = await database_sync_to_async(_new_work_answers)(carol)
         for key in ("api", "computer", "page", "join"):
             assert got[key].status_code == 503, key
-            assert got[key]["Retry-After"] == "5", key
+            # Twenty times past its limit: come back at the longest wait, not in 5 s.
+            assert got[key]["Retry-After"] == "30", key
         body = json.loads(got["api"].content)
-        assert body["code"] == "overloaded" and body["retry_after"] == 5 and body["message"]
+        assert body["code"] == "overloaded" and body["retry_after"] == 30 and body["message"]
         assert json.loads(got["computer"].content)["code"] == "overloaded"
         assert "混雑しています" in got["page"].content.decode()
         # Nothing was half-made: no invite, no match, nobody in the queue.
@@ -157,10 +158,71 @@ def test_each_limit_is_its_own_reason(settings: Any) -> None:
     assert admission.Headroom(0, 0, 5).saturated() == "frames_queued"
     assert admission.Headroom(0, 0, 0, handshake_wait_ms=1_999).saturated() is None
     assert admission.Headroom(0, 0, 0, handshake_wait_ms=2_001).saturated() == "handshake_wait"
-    assert admission.Headroom(0, 0, 0, push_delay_ms=499).saturated() is None
-    assert admission.Headroom(0, 0, 0, push_delay_ms=501).saturated() == "push_delay"
+    assert admission.Headroom(0, 0, 0, push_delay_ms=299).saturated() is None
+    assert admission.Headroom(0, 0, 0, push_delay_ms=301).saturated() == "push_delay"
     settings.ADMISSION = False  # switched off: never refuses
     assert admission.Headroom(9_999, 9_999, 99).saturated() is None
+
+
+def test_the_wait_asked_of_a_refused_client_grows_with_the_pressure(
+    carol: Any, settings: Any
+) -> None:
+    settings.ADMISSION_RETRY_AFTER_S = 5
+    settings.ADMISSION_RETRY_AFTER_MAX_S = 30
+    assert admission.retry_after_s(0.7) == 5  # paced, not saturated
+    assert admission.retry_after_s(1.0) == 5
+    assert admission.retry_after_s(2.0) == 10  # twice past the limit: twice as long
+    assert admission.retry_after_s(3.2) == 16
+    assert admission.retry_after_s(20.0) == 30
+    settings.ADMISSION_PUSH_DELAY_MS = 500
+    admission.note_push_delay(1_500)
+    assert admission.headroom().pressure() == pytest.approx(3.0)
+    r = _client(carol).post("/api/invites/")
+    assert r.status_code == 503 and r["Retry-After"] == "15"
+    assert json.loads(r.content)["retry_after"] == 15
+
+
+def test_the_pacer_lets_new_matches_in_slower_as_the_pressure_rises(settings: Any) -> None:
+    settings.ADMISSION_PACE_PER_S = 4
+    p = admission.Pacer()
+    # Under half of every limit: no pacing at all.
+    assert all(p.take(0.4, now=10.0) for _ in range(50))
+    # At 0.75 of a limit: 2 a second, one at a time (no burst after a quiet spell).
+    assert p.rate(0.75) == pytest.approx(2.0)
+    assert p.take(0.75, now=20.0)
+    assert not p.take(0.75, now=20.1)
+    assert not p.take(0.75, now=20.4)
+    assert p.take(0.75, now=20.6)  # half a second after the last start
+    assert p.take(0.75, now=40.0) and not p.take(0.75, now=40.0)
+    # At the limit: none.
+    assert p.rate(1.0) == 0.0
+    assert not p.take(1.0, now=60.0) and not p.take(1.0, now=90.0)
+
+
+def test_under_pressure_new_matches_are_paced_and_accepting_an_invite_is_not(
+    alice: Any, bob: Any, carol: Any, settings: Any
+) -> None:
+    settings.ADMISSION_PUSH_DELAY_MS = 500
+    settings.ADMISSION_PACE_PER_S = 1  # at 0.8 of the limit: one start every 2.5 s
+    invite = _client(alice).post("/api/invites/")
+    assert invite.status_code == 200
+    admission.note_push_delay(400)  # 0.8 of the limit: not saturated, but near
+    assert admission.saturated() is None
+    assert admission.headroom().pressure() == pytest.approx(0.8)
+
+    first = _client(carol).post("/api/invites/")
+    second = _client(carol).post("/api/invites/")
+    assert first.status_code == 200
+    assert second.status_code == 503 and second["Retry-After"] == "5"
+    assert json.loads(second.content)["code"] == "overloaded"
+    assert admission.refusals["api_invite_create"] >= 1
+    assert Invite.objects.filter(creator=carol).count() == 1  # the refused one made nothing
+    # An invite made before is accepted all the same: that match was already let in.
+    code = json.loads(invite.content)["code"]
+    accepted = _client(bob).post(f"/api/invites/{code}/accept/")
+    assert accepted.status_code == 200 and Match.objects.count() == 1
+    # The pages that start nothing are served.
+    assert _client(carol).get("/").status_code in (200, 302)
 
 
 def test_the_queue_does_not_pair_while_saturated(alice: Any, bob: Any) -> None:
@@ -313,6 +375,9 @@ async def test_moves_reaching_their_sockets_late_refuse_new_work_and_the_match_g
 
     from matches.realtime import broadcast
 
+    # Above what a loaded test machine's pushes take (signals count for the whole test
+    # here), below the late push's 2 s.
+    settings.ADMISSION_PUSH_DELAY_MS = 1_500
     match, a, b = await started(alice, bob, settings)
     try:
         assert admission.saturated() is None  # the pushes so far were quick

@@ -1,11 +1,12 @@
 """A change committed while a socket connects must still reach it.
 
-``MatchConsumer.connect`` reads the current view, then joins the audience's
-group. A change committed and pushed in between is in neither, so it asks for
-the version again once it has joined. `make drill` found seats stuck
-this way after a web process died and every socket reconnected at once while
-the matches went on: the seat waited for a move that had been made, its clock
-running, until another reconnection (or a loss on time).
+``MatchConsumer.connect`` finds the socket's audience, joins the audience's
+group, and only then reads the view: a change committed before the read is in
+it, and one committed after it is pushed to the group, which the socket reads
+once connect returns. `make drill` found seats stuck when the view was read
+before the group was joined, after a web process died and every socket
+reconnected at once while the matches went on: the seat waited for a move that
+had been made, its clock running, until another reconnection (or a loss on time).
 """
 
 from __future__ import annotations
@@ -44,6 +45,28 @@ async def test_a_change_committed_between_the_first_view_and_joining_the_group_a
         frame = bob_socket.frames[0]  # the view read first, or a fresher one
         if frame["version"] < 1:
             frame = await asyncio.wait_for(bob_socket.state_at(1), timeout=3)
+        assert frame["version"] == 1 and frame["view"]["match"]["ready"] == [True, False]
+    finally:
+        await bob_socket.comm.disconnect()
+
+
+async def test_a_change_committed_just_after_the_first_view_was_read_arrives_next(
+    alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    match = await database_sync_to_async(new_casual)(alice, bob)
+    first_view = consumers._first_view
+
+    def alice_starts_meanwhile(*args: Any) -> Any:
+        view = first_view(*args)  # bob's socket read version 0...
+        # ...and alice's Start commits (version 1) before his socket is accepted.
+        act(args[0], alice, {"op": "start", "version": 0}, timing.now_ms())
+        return view
+
+    monkeypatch.setattr(consumers, "_first_view", alice_starts_meanwhile)
+    bob_socket = await open_socket(match.pk, bob)
+    try:
+        assert bob_socket.frames[0]["version"] == 0
+        frame = await asyncio.wait_for(bob_socket.state_at(1), timeout=3)
         assert frame["version"] == 1 and frame["view"]["match"]["ready"] == [True, False]
     finally:
         await bob_socket.comm.disconnect()
@@ -117,3 +140,45 @@ def _state(match_id: int) -> dict[str, Any]:
     from matches.models import Match
 
     return Match.objects.get(pk=match_id).state
+
+
+async def test_after_our_outage_only_the_seat_to_act_takes_its_rows_lock_on_connecting(
+    alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reconnect wave locks the row only for the seats with time to be given back:
+    a seat not to act has nothing to be given yet (its first action will be)."""
+    from matches.clock import liveness
+
+    def outage() -> tuple[int, int, Any, Any]:
+        m = new_casual(alice, bob)
+        for u in (alice, bob):
+            act(m.pk, u, {"op": "start", "version": 0}, timing.now_ms())
+        m.refresh_from_db()
+        state = engine.from_dict(m.state)
+        liveness.beat(state.decision_start + 100, "web-a")
+        back = state.decision_start + 5_100
+        assert liveness.beat(back, "web-b") == [m.pk]
+        mover = alice if state.to_act in m.seats_of(alice.pk) else bob
+        return m.pk, back, mover, bob if mover is alice else alice
+
+    match_id, back, mover, waiter = await database_sync_to_async(outage)()
+    monkeypatch.setattr(timing, "now_ms", lambda: back + 1_500)  # the pages are back 1.5 s later
+    rejoined: list[Any] = []
+    real = consumers.rejoin
+
+    def counted(match_id: int, user: Any, *args: Any, **kwargs: Any) -> bool:
+        rejoined.append(user)
+        return real(match_id, user, *args, **kwargs)
+
+    monkeypatch.setattr(consumers, "rejoin", counted)
+    waiting = await open_socket(match_id, waiter)
+    moving = await open_socket(match_id, mover)
+    try:
+        assert waiting.frames[0]["view"]["match"]["credit"]["rejoin_until"]
+        # The mover's way back is given (a new version, pushed once its row is written).
+        version = moving.frames[0]["version"]
+        await asyncio.wait_for(moving.state_at(version + 1), timeout=3)
+        assert rejoined == [mover]
+    finally:
+        await waiting.comm.disconnect()
+        await moving.comm.disconnect()

@@ -9,14 +9,13 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
-from matchplay import frame_for, new_casual
+from matchplay import frame_for, live_casual, new_casual
 from wsclient import db_state, open_socket
 
 import engine
 from matches.clock import liveness, metrics
 from matches.clock.deadlines import GRACE_MS
 from matches.play import admission, timing
-from matches.play.act import act
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,14 +34,7 @@ def _scrape(user: Any) -> str:
     return r.content.decode()
 
 
-def live(a: Any, b: Any) -> Any:
-    m = new_casual(a, b)
-    for u in (a, b):
-        m.refresh_from_db()
-        act(m.pk, u, {"op": "start", "version": m.version}, timing.now_ms())
-    m.refresh_from_db()
-    assert m.status == m.Status.LIVE
-    return m
+live = live_casual
 
 
 @pytest.fixture
@@ -114,6 +106,7 @@ def test_headroom_refusals_and_credits_are_reported(
     after = _scrape(staff)
     admission.reset()
     assert _value(after, "sb_saturated") == 1
+    assert _value(after, "sb_admission_pressure") == pytest.approx(900 / 250)  # the loop's lag
     refused = '{what="api_invite_create"}'
     was = _value(before, "sb_admission_refusals_total", refused) if refused in before else 0
     assert _value(after, "sb_admission_refusals_total", refused) - was == 1

@@ -13,6 +13,8 @@ from channels.testing import WebsocketCommunicator
 from matches.lobby import matchmaking as queue
 from matches.lobby.invites import accept_invite, create_invite
 from matches.models import QueueEntry
+from matches.play import timing
+from matches.play.act import act
 from matches.realtime.lobby_consumer import LobbyConsumer
 from tests.support import SITE_HEADERS, connect_lobby
 
@@ -121,5 +123,72 @@ async def test_a_player_dropped_from_the_queue_is_told_on_their_other_tabs(
         clock.shift(31)  # the server's presence refresh is every 10 s of real time
         await database_sync_to_async(queue.sweep)()
         assert (await _next(comm, "queue"))["in_queue"] is False
+    finally:
+        await comm.disconnect()
+
+
+async def _paired(alice: Any, bob: Any) -> Any:
+    """Alice and Bob join the queue, no lobby socket open: the second join pairs them."""
+    await database_sync_to_async(queue.join)(alice)
+    match = (await database_sync_to_async(queue.join)(bob)).match
+    assert match is not None
+    return match
+
+
+async def _first_after_status(comm: WebsocketCommunicator) -> dict[str, Any]:
+    """The frame after the connect's ``queue`` frame, asking for a status to bound it:
+    a ``paired`` frame sent at connect comes before the status's answer."""
+    assert json.loads(await comm.receive_from(timeout=DEADLINE_S))["type"] == "queue"
+    await comm.send_to(text_data=json.dumps({"op": "status"}))
+    return json.loads(await comm.receive_from(timeout=DEADLINE_S))
+
+
+async def test_a_socket_opened_after_the_pairing_is_still_sent_to_the_match(
+    alice: Any, bob: Any
+) -> None:
+    # Paired while neither lobby socket was open (a reload, a reconnect): the push
+    # went nowhere, and without a second chance the start window would close and
+    # charge both a no-show.
+    match = await _paired(alice, bob)
+    for user in (alice, bob):
+        comm = await connect_lobby(user)
+        try:
+            frame = await _first_after_status(comm)
+            assert frame == {
+                "type": "paired",
+                "match_id": match.pk,
+                "url": f"/matches/{match.pk}/",
+            }
+        finally:
+            await comm.disconnect()
+
+
+async def test_once_start_is_pressed_the_lobby_no_longer_sends_the_player_back(
+    alice: Any, bob: Any
+) -> None:
+    match = await _paired(alice, bob)
+    await database_sync_to_async(act)(
+        match.pk, alice, {"op": "start", "version": match.version}, timing.now_ms()
+    )
+    comm = await connect_lobby(alice)
+    try:
+        assert (await _first_after_status(comm))["type"] == "queue"  # no paired frame
+    finally:
+        await comm.disconnect()
+    comm = await connect_lobby(bob)  # bob has not pressed it yet
+    try:
+        assert (await _first_after_status(comm))["type"] == "paired"
+    finally:
+        await comm.disconnect()
+
+
+async def test_a_waiting_casual_match_does_not_pull_the_player_from_the_lobby(
+    alice: Any, bob: Any
+) -> None:
+    inv = await database_sync_to_async(create_invite)(alice)
+    await database_sync_to_async(accept_invite)(inv.code, bob)
+    comm = await connect_lobby(alice)
+    try:
+        assert (await _first_after_status(comm))["type"] == "queue"
     finally:
         await comm.disconnect()

@@ -22,6 +22,7 @@ from matches.clock.outage import rejoin
 from matches.models import Heartbeat, Match, MatchEvent
 from matches.play import timing
 from matches.play.act import act
+from tests.support import frame_for
 
 pytestmark = pytest.mark.django_db
 
@@ -187,6 +188,39 @@ def test_a_seat_not_to_act_whose_process_died_is_held_for_the_decision_that_star
     assert _to_act(m, alice, bob)[2] == deadline + 2_500
 
 
+def test_a_change_its_dead_process_may_not_have_pushed_is_pushed_again(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str, django_capture_on_commit_callbacks: Any
+) -> None:
+    """web-a committed the mover's move and was killed before pushing it: the seat on
+    web-b, now to act, would wait on the old view (its clock running) until something
+    else moved. Finding web-a dead pushes the match again, as it stands, to every audience."""
+    from tests.support import capture_changes, frame_for
+
+    m = live_ranked(alice, bob)
+    mover, seat, _ = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")  # the mover's socket
+    presence.here(m.pk, [1 - seat], t - 500, process="web-b")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    state = engine.from_dict(m.state)
+    with capture_changes() as lost:  # committed; its push never ran (web-a was killed)
+        moved = act(m.pk, mover, frame_for(engine.legal_actions(state)[0], m.version), t + 200)
+    assert moved.change is not None and lost == []
+    m.refresh_from_db()
+    assert liveness.beat(t + 1_000, "web-b") == []
+    with capture_changes() as pushed, django_capture_on_commit_callbacks(execute=True):
+        assert liveness.beat(t + 3_000, "web-b") == []  # nothing to give: the mover waits
+    assert [(c.match_id, c.version) for c in pushed] == [(m.pk, m.version)]
+    assert set(pushed[0].audiences) == {"seat0", "seat1", "watch"}
+    waiting = pushed[0].view("seat1" if seat == 0 else "seat0")
+    assert waiting["match"]["version"] == m.version and waiting["my_turn"]
+    # Once only: the dead peer is not found again.
+    with capture_changes() as again, django_capture_on_commit_callbacks(execute=True):
+        assert liveness.beat(t + 5_000, "web-b") == []
+    assert again == []
+
+
 def test_a_peer_whose_loop_stalled_is_not_taken_for_dead(
     alice: Any, bob: Any, live_ranked: Any, on_redis: str
 ) -> None:
@@ -245,6 +279,30 @@ def test_a_process_that_stops_cleanly_holds_its_seats_until_they_are_back(
     assert presence.hold_leaving("web-a", t + 3_000) == 0  # nothing held twice
 
 
+def test_a_process_that_stops_cleanly_holds_all_its_seats_under_one_lock(
+    alice: Any, bob: Any, carol: Any, dave: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """At 500 matches a transaction per seat outlasted the 4 s the shutdown gives the
+    holds, and the seats not yet held when their sockets closed were charged: every
+    match is locked in one statement and every seat held in one transaction."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    m1, m2 = live_ranked(alice, bob), live_ranked(carol, dave)
+    t = timing.now_ms() + 1_000
+    presence.here(m1.pk, [0, 1], t - 500, process="web-a")  # both of m1's seats
+    presence.here(m2.pk, [1], t - 500, process="web-a")
+    with CaptureQueriesContext(connection) as queries:
+        assert presence.hold_leaving("web-a", t) == 3
+    locks = [q["sql"] for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
+    assert len(locks) == 1
+    m1.refresh_from_db()
+    m2.refresh_from_db()
+    assert m1.last_credit["away"] == [0, 1] and m2.last_credit["away"] == [1]
+    assert m1.last_credit["rejoin_until"] == m2.last_credit["rejoin_until"] > t
+    assert not MatchEvent.objects.filter(kind="credit").exists()  # held, nothing given yet
+
+
 def test_the_way_back_after_a_dead_peer_is_given_from_where_its_credit_ended(
     alice: Any, bob: Any, live_ranked: Any, on_redis: str
 ) -> None:
@@ -265,3 +323,136 @@ def test_the_way_back_after_a_dead_peer_is_given_from_where_its_credit_ended(
     credits = [(m.pk, e.data) for e in MatchEvent.objects.filter(match=m, kind="credit")]
     assert [d["ms"] for _, d in credits] == [500, 2_000, 3_000]
     assert given_twice(credits) == set()
+
+
+def test_a_seat_whose_older_socket_closes_late_is_still_held_when_its_process_stops(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """Two sockets of one seat on one process (a second tab, or a reconnection whose old
+    socket's close is handled after the new one opened): the first one closing must
+    not make the process forget the seat, or the restart charges its way back."""
+    m = live_ranked(alice, bob)
+    mover, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 900, process="web-a", socket="old")
+    presence.here(m.pk, [seat], t - 400, process="web-a", socket="new")
+    presence.gone(m.pk, [seat], process="web-a", socket="old")  # handled late
+    assert presence.hold_leaving("web-a", t) == 1
+    m.refresh_from_db()
+    assert m.last_credit["away"] == [seat]
+    assert rejoin(m.pk, mover, t + 2_000, hold=True)
+    assert _to_act(m, alice, bob)[2] == deadline + 2_000
+
+
+def test_a_seat_with_a_socket_left_on_a_live_process_counts_as_back_from_then(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """The seat's other socket (another tab) on web-b connected after web-a's last
+    beat: the time until then is given back at once, once."""
+    m = live_ranked(alice, bob)
+    _, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a", socket="tab1")
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    presence.here(m.pk, [seat], t + 900, process="web-b", socket="tab2")
+    presence.here(m.pk, [seat], t + 400, process="web-b", socket="tab3")
+    assert liveness.beat(t + 1_000, "web-b") == []
+    assert liveness.beat(t + 3_000, "web-b") == [m.pk]
+    assert _to_act(m, alice, bob)[2] == deadline + 400  # the earliest socket back
+
+
+def test_a_held_seat_acting_through_the_leaving_process_stays_held(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """SIGTERM: its frame arrives in the stopping process's last second and is applied;
+    the socket it came on closes just after, so its next decision, which may start
+    while it reconnects, is held too (the drill at 500 charged such a seat 14.7 s)."""
+    from matches.play.timing import rejoin_until
+    from tests.support import frame_for
+
+    m = live_ranked(alice, bob)
+    mover, seat, _ = _to_act(m, alice, bob)
+    other = bob if mover is alice else alice
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a", socket="s1")
+    assert presence.hold_leaving("web-a", t) == 1
+    m.refresh_from_db()
+
+    def move(user: Any, at: int, *, leaving: bool = False) -> None:
+        m.refresh_from_db()
+        action = engine.legal_actions(engine.from_dict(m.state))[0]
+        act(m.pk, user, frame_for(action, m.version), at, leaving=leaving)
+
+    move(mover, t + 300, leaving=True)  # through web-a, whose socket closes next
+    m.refresh_from_db()
+    assert seat in m.last_credit["away"]
+    # The opponent, on the other process, moves while the seat reconnects.
+    while engine.from_dict(m.state).to_act != seat:
+        move(other, t + 1_000)
+        m.refresh_from_db()
+    state = engine.from_dict(m.state)
+    assert rejoin_until(m, state) is not None  # its clock cannot run out meanwhile
+    deadline = engine.deadline(state)
+    assert deadline is not None
+    # Back 20 s later: the way back is given, as for a seat that never acted.
+    assert rejoin(m.pk, mover, t + 21_000, hold=True)
+    m.refresh_from_db()
+    assert engine.deadline(engine.from_dict(m.state)) == deadline + 20_000
+
+
+def _seat_one_to_act(m: Match, *users: Any) -> None:
+    """Moves are played until seat 1 is to act (its decision running)."""
+    for _ in range(20):
+        user, seat, _ = _to_act(m, *users)
+        if seat == 1:
+            return
+        s = engine.from_dict(m.state)
+        frame = frame_for(engine.legal_actions(s)[0], m.version)
+        act(m.pk, user, frame, timing.now_ms())
+    raise AssertionError("seat 1 never came to act")
+
+
+def test_both_seats_on_the_dead_process_the_seat_to_act_gets_all_its_way_back(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """Seat 0 (not to act) was credited first and held from the moment the death was
+    found: seat 1's time from the last beat to then was given to nobody."""
+    m = live_ranked(alice, bob)
+    _seat_one_to_act(m, alice, bob)
+    mover, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [0, 1], t - 500, process="web-a")  # both sockets on web-a
+    liveness.beat(t, "web-a")
+    liveness.beat(t, "web-b")
+    assert liveness.beat(t + 1_000, "web-b") == liveness.beat(t + 2_000, "web-b") == []
+    assert liveness.beat(t + 3_000, "web-b") == [m.pk]  # web-a found dead
+    assert _to_act(m, alice, bob)[2] == deadline + 3_000
+    assert rejoin(m.pk, mover, t + 4_000, hold=True)
+    assert _to_act(m, alice, bob)[2] == deadline + 4_000
+
+
+def test_the_opponents_process_dying_later_takes_nothing_from_the_seat_to_act(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    """The drill's match 123 at 500 matches: the seat to act was given its way back to
+    the death of its process (t+3 s) and held; its opponent's process died 2 s later,
+    and that hold, giving nothing, moved "given back up to" past the seat's own way
+    back: its rejoin then started at t+5 s, and it was charged the 2 s between."""
+    m = live_ranked(alice, bob)
+    mover, seat, deadline = _to_act(m, alice, bob)
+    t = timing.now_ms() + 1_000
+    presence.here(m.pk, [seat], t - 500, process="web-a")
+    presence.here(m.pk, [1 - seat], t - 500, process="web-b")
+    for p in ("web-a", "web-b", "web-c"):
+        liveness.beat(t, p)
+    for at in (1_000, 2_000):
+        assert liveness.beat(t + at, "web-b") == liveness.beat(t + at, "web-c") == []
+    assert liveness.beat(t + 3_000, "web-c") == [m.pk]  # web-a found dead
+    assert _to_act(m, alice, bob)[2] == deadline + 3_000
+    assert liveness.beat(t + 4_000, "web-c") == []
+    assert liveness.beat(t + 5_000, "web-c") == []  # web-b found dead: its seat only held
+    m.refresh_from_db()
+    assert m.last_credit["away"] == [0, 1]
+    assert rejoin(m.pk, mover, t + 6_000, hold=True)
+    assert _to_act(m, alice, bob)[2] == deadline + 6_000  # all of t → t+6 s, once

@@ -109,6 +109,35 @@ def test_the_stamp_comes_from_the_transport_never_from_the_frame(
     assert before <= msg["received_at"] <= timing.now_ms()
 
 
+def test_the_handshake_is_stamped_where_the_transport_read_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The connect message carries the stamp taken when the upgrade request was read,
+    however long the application instance took to be made after it."""
+    sent: list[dict[str, Any]] = []
+    logged: list[tuple[Any, ...]] = []
+
+    class Queue:
+        def put_nowait(self, message: dict[str, Any]) -> None:
+            sent.append(message)
+
+    class Server:
+        def log_action(self, *args: Any) -> None:
+            logged.append(args)
+
+    class Request:
+        path = "/ws/matches/1/"
+
+    proto = receipt.StampedWebSocketProtocol.__new__(receipt.StampedWebSocketProtocol)
+    proto.server, proto.request, proto.client_addr = Server(), Request(), ("10.0.0.1", 5)
+    proto.connect_received_at = 1_000  # read then; the instance is made later
+    proto.applicationCreateWorked(Queue())
+    assert sent == [{"type": "websocket.connect", "received_at": 1_000}]
+    assert logged == [
+        ("websocket", "connecting", {"path": "/ws/matches/1/", "client": "10.0.0.1:5"})
+    ]
+
+
 def test_the_way_back_after_an_outage_grows_with_the_wave(
     alice: Any, bob: Any, carol: Any, dave: Any, live_ranked: Any, settings: Any
 ) -> None:
