@@ -18,8 +18,8 @@ import engine
 from matches import conf
 from matches.clock.voiding import VOID_OUTAGE, void_locked
 from matches.models import Match
-from matches.play import timing
-from matches.play.act import credit_rejoin, seats_back
+from matches.play import late_push, timing
+from matches.play.act import credit_late_pushed, credit_rejoin, seats_back
 from matches.play.credit import LastCredit, given_through
 from matches.play.seating import OPEN_STATUSES
 from matches.play.store import locked_match, save_change
@@ -72,8 +72,10 @@ def _credit_all(start_ms: int, end_ms: int) -> list[int]:
     # so only a player who never comes back makes the opponent wait this long.
     rejoin_ms = conf.outage_rejoin_ms() + len(ids) * conf.outage_rejoin_per_match_ms()
     rejoin_ms = min(rejoin_ms, OUTAGE_VOID_AFTER_MS)
+    # Turns that had reached their sockets late before the outage: that wait first.
+    lates = late_push.read([(pk, seat) for pk in ids for seat in (0, 1)])
     for pk in ids:
-        if _credit_one(pk, start_ms, end_ms, rejoin_ms):
+        if _credit_one(pk, start_ms, end_ms, rejoin_ms, lates):
             changed.append(pk)
     if changed:
         log.warning(
@@ -86,7 +88,13 @@ def _credit_all(start_ms: int, end_ms: int) -> list[int]:
     return changed
 
 
-def _credit_one(match_id: int, start_ms: int, end_ms: int, rejoin_ms: int | None = None) -> bool:
+def _credit_one(
+    match_id: int,
+    start_ms: int,
+    end_ms: int,
+    rejoin_ms: int | None = None,
+    lates: dict[tuple[int, int], late_push.Late] | None = None,
+) -> bool:
     with transaction.atomic():
         m = locked_match(match_id)
         if m is None or m.is_over:
@@ -95,12 +103,16 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int, rejoin_ms: int | None
         if m.status == Match.Status.LIVE and end_ms - start_ms > OUTAGE_VOID_AFTER_MS:
             void_locked(m, state, VOID_OUTAGE, end_ms)
             return True
+        before = state
+        events: list[dict[str, Any]] = []
+        if state is not None and state.to_act is not None and engine.deadline(state) is not None:
+            late = (lates or {}).get((match_id, state.to_act))
+            state = credit_late_pushed(m, state, state.to_act, late, end_ms, events, until=start_ms)
         # Time already given back (a killed peer's seats, a rejoin) is not given twice.
         start_ms = max(start_ms, given_through(m) or start_ms)
         if start_ms >= end_ms:
-            return False
+            return _save_pushes(m, state, events, before, end_ms)
         event: dict[str, Any] = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms}
-        before = state
         if state is not None and engine.deadline(state) is not None:
             state, ms = engine.credit(state, start_ms, end_ms)
             event.update(ms=ms, player=state.to_act)
@@ -109,9 +121,9 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int, rejoin_ms: int | None
             m.ready_deadline_ms += ms
             event.update(ms=ms, player=None, window=True)
         else:
-            return False
+            return _save_pushes(m, state, events, before, end_ms)
         if not event["ms"]:
-            return False
+            return _save_pushes(m, state, events, before, end_ms)
         credit = LastCredit(ms=event["ms"], seat=event["player"], to=end_ms, through=end_ms)
         people = tuple(s for s in (0, 1) if s != m.computer_seat)
         window = conf.outage_rejoin_ms() if rejoin_ms is None else rejoin_ms
@@ -128,8 +140,22 @@ def _credit_one(match_id: int, start_ms: int, end_ms: int, rejoin_ms: int | None
             # its first decision of the new hand is held until it is back, the same way.
             credit = replace(credit, rejoin_until=end_ms + window, away=people)
         credit.save_to(m)
-        save_change(m, state, [event], before=before, now=end_ms)
+        save_change(m, state, [*events, event], before=before, now=end_ms)
         return True
+
+
+def _save_pushes(
+    m: Match,
+    state: engine.MatchState | None,
+    events: list[dict[str, Any]],
+    before: engine.MatchState | None,
+    now: int,
+) -> bool:
+    """Save a late push's credit given where the outage gave nothing more."""
+    if not events:
+        return False
+    save_change(m, state, events, before=before, now=now)
+    return True
 
 
 def rejoin(match_id: int, user: Any, now: int | None = None, *, hold: bool = False) -> bool:

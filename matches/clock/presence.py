@@ -26,6 +26,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from matches.play import late_push
+from matches.play.late_push import Late
+
 log = logging.getLogger(__name__)
 
 
@@ -133,6 +136,7 @@ def credit_dead(dead: str, last_beat_ms: int, now_ms: int, alive: list[str]) -> 
     if not held:
         return []
     back = back_at(alive, list(held))
+    lates = late_push.read(list(held))  # pushes that reached its sockets late
     changed = []
     with transaction.atomic():
         locked = _lock_matches({m for m, _ in held})
@@ -145,7 +149,10 @@ def credit_dead(dead: str, last_beat_ms: int, now_ms: int, alive: list[str]) -> 
             # got its view seconds later (the drill at 200 matches), so the time until
             # that action is given back too (matches.play.act), at most ``rejoin_until``.
             m = locked.get(match_id)
-            if m is not None and _credit_locked(m, seat, last_beat_ms, end, waiting=True):
+            late = lates.get((match_id, seat))
+            if m is not None and _credit_locked(
+                m, seat, last_beat_ms, end, waiting=True, late=late
+            ):
                 changed.append(match_id)
     # The dead process may have committed a change and died before pushing it: the
     # seats on live processes would wait on the version before it until something else
@@ -196,13 +203,17 @@ def _lock_matches(ids: set[int]) -> dict[int, Any]:
     return {m.pk: m for m in rows}
 
 
-def _credit_locked(m: Any, seat: int, start_ms: int, end_ms: int, *, waiting: bool) -> bool:
-    """:func:`credit_away` of match ``m``, whose row this transaction holds locked."""
+def _credit_locked(
+    m: Any, seat: int, start_ms: int, end_ms: int, *, waiting: bool, late: Late | None = None
+) -> bool:
+    """:func:`credit_away` of match ``m``, whose row this transaction holds locked;
+    ``late``: the seat's turn had reached its socket late (given first, up to ``start_ms``)."""
     from dataclasses import replace
 
     import engine
     from matches import conf
     from matches.models import Match
+    from matches.play.act import credit_late_pushed
     from matches.play.credit import LastCredit
     from matches.play.store import save_change
 
@@ -210,15 +221,19 @@ def _credit_locked(m: Any, seat: int, start_ms: int, end_ms: int, *, waiting: bo
         return False
     if seat == m.computer_seat:
         return False
-    state = engine.from_dict(m.state)
+    state = before = engine.from_dict(m.state)
+    to_act = state.to_act == seat and engine.deadline(state) is not None
+    events: list[dict[str, Any]] = []
+    if to_act and late is not None:
+        # Its turn reached the socket late before the socket went: that wait first.
+        state = credit_late_pushed(m, state, seat, late, end_ms, events, until=start_ms)
     prior = LastCredit.of(m)
     if prior is not None:
         start_ms = max(start_ms, prior.given_through())
-    to_act = state.to_act == seat and engine.deadline(state) is not None
-    before, ms = state, 0
+    ms = 0
     if to_act and end_ms > start_ms:
         state, ms = engine.credit(state, start_ms, end_ms)
-    if not ms and not waiting:
+    if not ms and not waiting and not events:
         return False
     # How far time has been given back moves only with time given: a seat not to act
     # is only held, and the seat to act may still be owed the time before ``end_ms``
@@ -250,12 +265,14 @@ def _credit_locked(m: Any, seat: int, start_ms: int, end_ms: int, *, waiting: bo
                 rejoin_until=window_end,
             )
     credit.save_to(m)
-    if not ms:
+    if ms:
+        event = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms, "ms": ms}
+        event.update(player=seat, socket=True)
+        events.append(event)
+    if not events:
         m.save(update_fields=["last_credit"])
         return False
-    event = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms, "ms": ms}
-    event.update(player=seat, socket=True)
-    save_change(m, state, [event], before=before, now=end_ms)
+    save_change(m, state, events, before=before, now=end_ms)
     return True
 
 
@@ -275,9 +292,11 @@ def hold_leaving(process: str, at_ms: int) -> int:
     try:
         with transaction.atomic():
             locked = _lock_matches({m for m, _ in held})
+            lates = late_push.read(list(held))
             for match_id, seat in sorted(held, key=lambda key: _acting_first(locked, key)):
                 if match_id in locked:
-                    _credit_locked(locked[match_id], seat, at_ms, at_ms, waiting=True)
+                    late = lates.get((match_id, seat))
+                    _credit_locked(locked[match_id], seat, at_ms, at_ms, waiting=True, late=late)
     except Exception:
         log.exception("the seats of process %s were not held for the restart", process)
     return len(held)

@@ -21,11 +21,12 @@ from django.utils.translation import gettext as _
 import engine
 from matches import conf
 from matches.models import Match
-from matches.play import fairplay
+from matches.play import fairplay, late_push
 from matches.play.audience import Change
 from matches.play.credit import LastCredit
 from matches.play.errors import ServiceError, illegal_message
 from matches.play.frames import IDEMPOTENT_OPS, REMATCH_OPS, parse_frame
+from matches.play.late_push import Late
 from matches.play.store import locked_match, save_change
 from matches.play.timing import computer_ready, rejoin_until
 from matches.signals import match_called_off, match_starting
@@ -187,7 +188,15 @@ def _live_op(
             seats_back(m, seats)  # a same-device player is back for both seats
         held = None
     elif turn_pushed_at is not None and state.to_act in seats:
-        state = credit_late_push(m, state, min(turn_pushed_at, now), now, events, turn_from)
+        pushed_at = min(turn_pushed_at, now)
+        if turn_from is not None and pushed_at:
+            # This socket's first view was its push: an earlier socket of the seat, gone
+            # since, may have been pushed the turn late first (late_push).
+            late = late_push.read([(m.pk, state.to_act)]).get((m.pk, state.to_act))
+            if late is not None and late.pushed_at < pushed_at:
+                state = credit_late_pushed(m, state, state.to_act, late, now, events)
+                turn_from = max(turn_from, late.pushed_at - PUSH_BOUND_MS)
+        state = credit_late_push(m, state, pushed_at, now, events, turn_from)
     # While the seat to act has not come back from our outage its clock cannot
     # run out (the opponent's flag waits for it).
     expired, ev = engine.expire(state, now) if held is None or now >= held else (state, [])
@@ -372,6 +381,25 @@ def credit_late_push(
         }  # fmt: skip
     )
     return state
+
+
+def credit_late_pushed(
+    m: Match,
+    state: engine.MatchState,
+    seat: int,
+    late: Late | None,
+    now: int,
+    events: list[dict[str, Any]],
+    *,
+    until: int | None = None,
+) -> engine.MatchState:
+    """``late``, a push noted by a socket of ``seat`` (``late_push``), is given back if it
+    is of the running decision and ``seat`` is to act — the wait up to ``until`` at most
+    (where the credit that follows starts)."""
+    if late is None or state.to_act != seat or not late.of_decision(state.decision_start):
+        return state
+    pushed_at = late.pushed_at if until is None else min(late.pushed_at, until + PUSH_BOUND_MS)
+    return credit_late_push(m, state, pushed_at, now, events, late.since)
 
 
 def credit_rejoin(

@@ -33,8 +33,8 @@ from django.utils.translation import gettext as _
 import engine
 from matches.clock import liveness, metrics, presence
 from matches.clock.outage import rejoin
-from matches.play import admission, db, dbpool, timing
-from matches.play.act import Outcome, act
+from matches.play import admission, db, dbpool, late_push, timing
+from matches.play.act import PUSH_BOUND_MS, Outcome, act
 from matches.play.audience import audience_of, state_frame, view_for
 from matches.play.errors import ServiceError
 from matches.play.frames import REMATCH_OPS
@@ -291,16 +291,34 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         else:
             # One process hands the view itself over (a shallow copy: _send_view adds events).
             await self._send_view(broadcast.frame_view(event))
-        self._note_turn(event.get("to_act"), pushed=True)
+        began = event.get("t") if isinstance(event.get("t"), int) else None
+        self._note_turn(event.get("to_act"), pushed=True, began=began)
 
-    def _note_turn(self, to_act: Any, *, pushed: bool, since: int | None = None) -> None:
+    def _note_turn(
+        self,
+        to_act: Any,
+        *,
+        pushed: bool,
+        since: int | None = None,
+        began: int | None = None,
+        late: bool = False,
+    ) -> None:
         """This socket was just sent a view: note when its seat's turn reached it (and,
-        ``since``, from when at the earliest the wait was ours)."""
+        ``since``, from when at the earliest the wait was ours).
+
+        A turn that came late (past the bound since ``began``, the change's receipt, or
+        ``since``; ``late``: a catch-up's) is noted on Redis too: if this socket dies before
+        its seat acts, whoever gives the seat its time back gives this first
+        (``matches.play.late_push``)."""
         if to_act not in self.seats:
             self.turn_pushed_at = self.turn_from = None
         elif self.turn_pushed_at is None:
-            self.turn_pushed_at = timing.now_ms() if pushed else 0
+            now = timing.now_ms()
+            self.turn_pushed_at = now if pushed else 0
             self.turn_from = since
+            earliest = since if since is not None else began
+            if pushed and (late or (earliest is not None and now - earliest > PUSH_BOUND_MS)):
+                late_push.note_soon(self.match_id, [to_act], now, since)
 
     async def catch_up(self) -> None:
         """A push of a version this socket should have seen never came: the current view
@@ -311,7 +329,7 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         found = await db.run(_current, self.match_id, self.user, self.audience)
         if found is not None:
             await self._send_view(found, force=True)
-            self._note_turn(found.get("to_act"), pushed=pushed)
+            self._note_turn(found.get("to_act"), pushed=pushed, late=pushed)
 
     async def _send_view(self, view: dict[str, Any], *, force: bool = False) -> None:
         version = view["match"]["version"]

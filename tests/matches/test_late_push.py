@@ -14,9 +14,13 @@ reconnecting or asking again.
 
 from __future__ import annotations
 
+import time
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from matchplay import live_casual
@@ -25,7 +29,7 @@ from wsclient import Socket, login_headers, open_socket
 import engine
 from config.asgi import application
 from matches.models import Match, MatchEvent
-from matches.play import timing
+from matches.play import late_push, timing
 from matches.play.act import PUSH_BOUND_MS, act, credit_late_push
 from matches.play.credit import LastCredit
 from tests.support import frame_for
@@ -227,5 +231,57 @@ async def test_a_flag_buys_no_second_credit_for_the_same_turn(
         await sock.until(lambda f: f["type"] == "state" and f["view"]["to_act"] not in mine)
         given = await database_sync_to_async(_push_credits)(m)
         assert len(given) == 1 and given[0]["ms"] <= LATE_MS - PUSH_BOUND_MS + 200
+    finally:
+        await sock.comm.disconnect()
+
+
+@pytest.fixture
+def on_redis(settings: Any, require_redis: str) -> Iterator[str]:
+    prefix = f"sbtest{uuid.uuid4().hex[:8]}"
+    settings.REDIS_URL = require_redis
+    settings.LIVENESS_PREFIX = prefix
+    yield prefix
+    client = redis.Redis.from_url(require_redis)
+    try:
+        keys = client.keys(f"{prefix}*")
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+def _noted(match_id: int, seat: int) -> late_push.Late | None:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        found = late_push.read([(match_id, seat)]).get((match_id, seat))
+        if found is not None:
+            return found
+        time.sleep(0.02)
+    return None
+
+
+async def test_a_socket_on_redis_notes_a_turn_pushed_late_for_whoever_gives_time_without_it(
+    alice: Any, bob: Any, on_redis: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the socket dies before its seat acts, the lateness is still given back
+    (tests/voiding/test_late_push_outlives_socket.py)."""
+    m = await database_sync_to_async(live_casual)(alice, bob)
+    s = engine.from_dict(m.state)
+    mover = alice if s.to_act in m.seats_of(alice.pk) else bob
+    waiter = bob if mover is alice else alice
+    sock = await open_socket(m.pk, waiter)
+    try:
+        shift = {"ms": 0}
+        real = timing.now_ms
+        monkeypatch.setattr(timing, "now_ms", lambda: real() + shift["ms"])
+        t = timing.now_ms()
+        shift["ms"] = 2_000  # the push reaches the socket 2 s after the move's receipt
+        frame = frame_for(engine.legal_actions(s)[0], m.version)
+        await database_sync_to_async(act)(m.pk, mover, frame, t)
+        pushed = await sock.state_at(m.version + 1)
+        seat = pushed["view"]["to_act"]
+        assert seat in m.seats_of(waiter.pk)
+        noted = await database_sync_to_async(_noted)(m.pk, seat)
+        assert noted is not None and noted.pushed_at >= t + 2_000 and noted.since is None
     finally:
         await sock.comm.disconnect()

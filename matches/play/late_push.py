@@ -1,0 +1,99 @@
+"""A late push outlives the socket it reached.
+
+A seat is given back what the push of its turn took beyond ``act.PUSH_BOUND_MS``
+when it acts (``act.credit_late_push``), from the moment its socket noted. But a
+socket can die before its seat acts: in the drill at 500 matches pushes waited
+10–12 s behind a reconnect wave, the next fault killed the process holding the
+socket, and the seat's clock had run all that time with nobody to give it back
+(up to 17.9 s of main time charged in one row).
+
+So on Redis a socket that is pushed its seat's turn late also says so
+(``<prefix>:late:<match>:<seat>`` → when it was pushed, and from when at the
+earliest the wait was ours), and whoever gives that seat time back without the
+socket — a dead process's seats (``presence``), an outage (``outage``), a
+reconnected socket's first action (``act``) — gives the push's lateness first.
+
+A record is this decision's when it was pushed at or after the decision began
+(a seat's earlier decisions were all pushed before this one started). Nothing is
+given twice: each credit starts after the time already given back (``LastCredit``).
+Best effort: without Redis (the embedded default, whose one process's death is an
+outage of the whole tier) nothing is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from matches import conf
+from matches.play import sync_redis
+
+log = logging.getLogger(__name__)
+
+TTL_MS = 30 * 60_000  # longer than any decision (main time, the delay, a hold)
+
+
+@dataclass(frozen=True)
+class Late:
+    pushed_at: int  # when the turn reached the seat's socket (epoch ms)
+    since: int | None  # the wait was ours from then at the earliest (a socket's handshake)
+
+    def of_decision(self, decision_start: int | None) -> bool:
+        return decision_start is not None and self.pushed_at >= decision_start
+
+
+def _key(match_id: int, seat: int) -> str:
+    return f"{conf.liveness_prefix()}:late:{match_id}:{seat}"
+
+
+def note(match_id: int, seats: list[int], pushed_at: int, since: int | None) -> None:
+    """``seats``' turn reached a socket at ``pushed_at``, late (synchronous; best effort)."""
+    client = sync_redis.client()
+    if client is None or not seats:
+        return
+    value = f"{pushed_at}:{'' if since is None else since}"
+    try:
+        pipe = client.pipeline(transaction=False)
+        for seat in seats:
+            pipe.set(_key(match_id, seat), value, px=TTL_MS)
+        pipe.execute()
+    except Exception:
+        log.debug("late push not recorded", exc_info=True)
+
+
+def note_soon(match_id: int, seats: list[int], pushed_at: int, since: int | None) -> None:
+    """:func:`note`, off the event loop (a socket's consumer must not wait on Redis)."""
+    if sync_redis.client() is None:
+        return
+    loop = asyncio.get_running_loop()
+    loop.run_in_executor(None, note, match_id, seats, pushed_at, since)
+
+
+def read(seats: list[tuple[int, int]]) -> dict[tuple[int, int], Late]:
+    """The late pushes noted for ``(match, seat)`` pairs (one round trip; best effort)."""
+    client = sync_redis.client()
+    if client is None or not seats:
+        return {}
+    try:
+        values = client.mget([_key(m, s) for m, s in seats])
+    except Exception:
+        log.warning("late pushes not read: Redis does not answer")
+        return {}
+    found = {}
+    for pair, raw in zip(seats, values, strict=True):
+        late = _parse(raw)
+        if late is not None:
+            found[pair] = late
+    return found
+
+
+def _parse(raw: Any) -> Late | None:
+    if raw is None:
+        return None
+    try:
+        pushed, _, since = (raw.decode() if isinstance(raw, bytes) else str(raw)).partition(":")
+        return Late(int(pushed), int(since) if since else None)
+    except ValueError:
+        return None
