@@ -14,8 +14,14 @@ from django.db import transaction
 
 import engine
 from matches.models import Match
-from matches.play import timing
-from matches.play.act import abort, finish_if_over, maybe_auto_continue, not_ready
+from matches.play import late_push, timing
+from matches.play.act import (
+    abort,
+    credit_late_pushed,
+    finish_if_over,
+    maybe_auto_continue,
+    not_ready,
+)
 from matches.play.store import locked_match, save_change
 from matches.play.timing import next_wakeup
 
@@ -69,6 +75,13 @@ def check_match(match_id: int, version: int | None = None, now: int | None = Non
         else:
             assert state is not None
             new, ev = engine.expire(state, t)
+            if ev and state.to_act is not None:
+                # Its turn reached its socket late (our backlog): that wait is given back
+                # before the seat can lose on time for it (matches.play.late_push).
+                late = late_push.read([(m.pk, state.to_act)]).get((m.pk, state.to_act))
+                if late is not None:
+                    state = credit_late_pushed(m, state, state.to_act, late, t, events)
+                    new, ev = engine.expire(state, t)
             if ev:
                 events.extend(ev)
                 finish_if_over(m, new, events)

@@ -11,19 +11,21 @@ So on Redis a socket that is pushed its seat's turn late also says so
 (``<prefix>:late:<match>:<seat>`` → when it was pushed, and from when at the
 earliest the wait was ours), and whoever gives that seat time back without the
 socket — a dead process's seats (``presence``), an outage (``outage``), a
-reconnected socket's first action (``act``) — gives the push's lateness first.
+reconnected socket's first action (``act``), the sweeper before it flags the seat
+(``deadlines``) — gives the push's lateness first.
 
 A record is this decision's when it was pushed at or after the decision began
 (a seat's earlier decisions were all pushed before this one started). Nothing is
 given twice: each credit starts after the time already given back (``LastCredit``).
-Best effort: without Redis (the embedded default, whose one process's death is an
-outage of the whole tier) nothing is kept.
+Best effort. Without Redis (the embedded default) the notes live in the one web
+process, whose own death is an outage of the whole tier.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +50,31 @@ def _key(match_id: int, seat: int) -> str:
     return f"{conf.liveness_prefix()}:late:{match_id}:{seat}"
 
 
+# Without Redis (the embedded default: one web process, its sweeper on the same loop)
+# the notes are this process's: a socket's death is then a player's closed tab or
+# network, and the process's own death an outage of the whole tier.
+_local: dict[tuple[int, int], tuple[Late, float]] = {}
+LOCAL_MAX = 20_000
+
+
+def _note_local(match_id: int, seats: list[int], late: Late) -> None:
+    now = time.monotonic()
+    if len(_local) >= LOCAL_MAX:
+        for key in [k for k, (_, until) in list(_local.items()) if until <= now]:
+            _local.pop(key, None)
+        if len(_local) >= LOCAL_MAX:
+            _local.clear()  # a flood of late pushes: forget, never grow without bound
+    for seat in seats:
+        _local[(match_id, seat)] = (late, now + TTL_MS / 1000)
+
+
 def note(match_id: int, seats: list[int], pushed_at: int, since: int | None) -> None:
     """``seats``' turn reached a socket at ``pushed_at``, late (synchronous; best effort)."""
     client = sync_redis.client()
-    if client is None or not seats:
+    if not seats:
+        return
+    if client is None:
+        _note_local(match_id, seats, Late(pushed_at, since))
         return
     value = f"{pushed_at}:{'' if since is None else since}"
     try:
@@ -66,6 +89,7 @@ def note(match_id: int, seats: list[int], pushed_at: int, since: int | None) -> 
 def note_soon(match_id: int, seats: list[int], pushed_at: int, since: int | None) -> None:
     """:func:`note`, off the event loop (a socket's consumer must not wait on Redis)."""
     if sync_redis.client() is None:
+        note(match_id, seats, pushed_at, since)  # this process's memory: no wait
         return
     loop = asyncio.get_running_loop()
     loop.run_in_executor(None, note, match_id, seats, pushed_at, since)
@@ -74,8 +98,15 @@ def note_soon(match_id: int, seats: list[int], pushed_at: int, since: int | None
 def read(seats: list[tuple[int, int]]) -> dict[tuple[int, int], Late]:
     """The late pushes noted for ``(match, seat)`` pairs (one round trip; best effort)."""
     client = sync_redis.client()
-    if client is None or not seats:
+    if not seats:
         return {}
+    if client is None:
+        now = time.monotonic()
+        return {
+            pair: found[0]
+            for pair in seats
+            if (found := _local.get(pair)) is not None and found[1] > now
+        }
     try:
         values = client.mget([_key(m, s) for m, s in seats])
     except Exception:

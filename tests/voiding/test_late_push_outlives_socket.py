@@ -20,6 +20,7 @@ import redis
 
 import engine
 from matches.clock import liveness, presence
+from matches.clock.deadlines import check_match
 from matches.clock.outage import rejoin
 from matches.models import Match, MatchEvent
 from matches.play import late_push, timing
@@ -132,3 +133,50 @@ def test_a_new_sockets_first_action_gives_the_late_push_of_the_socket_before_it(
     assert done.error is None
     given = [(c["from"], c["ms"]) for c in _credits(m) if c.get("push")]
     assert given == [(start, LATE_MS - PUSH_BOUND_MS), (opened, 300 - PUSH_BOUND_MS)]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("where", ["redis", "embedded"])
+def test_the_sweeper_gives_a_late_push_back_before_it_flags_the_seat(
+    alice: Any, bob: Any, live_ranked: Any, settings: Any, require_redis: str, where: str
+) -> None:
+    """Its turn reached it 3 s late: at its deadline the sweeper gives that back instead
+    of ending the match on time (on Redis, and in the embedded default's own memory)."""
+    settings.REDIS_URL = require_redis if where == "redis" else ""
+    settings.LIVENESS_PREFIX = f"sbtest{uuid.uuid4().hex[:8]}"
+    m = live_ranked(alice, bob)
+    _, seat, start, deadline = _to_act(m, alice, bob)
+    late_push.note(m.pk, [seat], start + 3_000, None)
+    try:
+        assert check_match(m.pk, now=deadline + 1_000)  # a credit, not the end
+        m.refresh_from_db()
+        assert not m.is_over
+        assert _to_act(m, alice, bob)[3] == deadline + 3_000 - PUSH_BOUND_MS
+        assert [(c["from"], c["ms"], c["push"]) for c in _credits(m)] == [
+            (start, 3_000 - PUSH_BOUND_MS, True)
+        ]
+        # Given once: past the new deadline the seat loses on time.
+        assert check_match(m.pk, now=deadline + 3_000)
+        m.refresh_from_db()
+        assert m.is_over and m.end_reason == "time"
+        assert len(_credits(m)) == 1
+    finally:
+        late_push._local.clear()
+        if where == "redis":
+            client = redis.Redis.from_url(require_redis)
+            keys = client.keys(f"{settings.LIVENESS_PREFIX}*")
+            if keys:
+                client.delete(*keys)
+            client.close()
+
+
+@pytest.mark.django_db
+def test_the_sweeper_flags_a_seat_whose_late_push_was_shorter_than_its_overrun(
+    alice: Any, bob: Any, live_ranked: Any, on_redis: str
+) -> None:
+    m = live_ranked(alice, bob)
+    _, seat, start, deadline = _to_act(m, alice, bob)
+    late_push.note(m.pk, [seat], start + 600, None)  # 500 ms owed; 2 s over the deadline
+    assert check_match(m.pk, now=deadline + 2_000)
+    m.refresh_from_db()
+    assert m.is_over and m.end_reason == "time"
