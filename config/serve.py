@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     from matches.clock import liveness
     from matches.clock.receipt import StampedWebSocketProtocol
     from matches.play import admission, timing
-    from matches.realtime import periodic
+    from matches.realtime import broadcast, periodic
 
     class WebServer(Server):  # type: ignore[misc]
         ports: list[Any]
@@ -75,7 +75,9 @@ def main(argv: list[str] | None = None) -> None:
                 admission.watch_queue(queue)
             return queue
 
-    # The start ends any outage of the whole web tier: credited before any frame.
+    # The start ends any outage of the whole web tier: credited before any frame (and
+    # pushed once the loop runs).
+    broadcast.defer_until_bound()
     liveness.beat(timing.now_ms())
     from django.db import connections
 
@@ -174,6 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, on_signal)
 
     async def start_background() -> None:
+        broadcast.bind_loop(asyncio.get_running_loop())  # the start-up beat's pushes go now
         periodic.ensure_started()
 
     def on_start() -> None:
