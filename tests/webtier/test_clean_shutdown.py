@@ -66,3 +66,53 @@ async def _close_code(client: Client) -> int:
     except websockets.ConnectionClosed as e:
         assert e.rcvd is not None, "closed without a close frame"
         return int(e.rcvd.code)
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.dropped = False
+
+    def loseConnection(self) -> None:  # noqa: N802 (Twisted's name)
+        self.dropped = True
+
+
+class _Socket:
+    """A WebSocket connection as Autobahn keeps it: a state and ``serverClose``."""
+
+    STATE_CONNECTING, STATE_CLOSING, STATE_OPEN = 1, 2, 3
+
+    def __init__(self, state: int) -> None:
+        self.state, self.transport, self.closed_with = state, _Transport(), None
+
+    def serverClose(self, code: int) -> None:  # noqa: N802 (Autobahn's name)
+        self.closed_with, self.state = code, self.STATE_CLOSING
+
+
+class _Http:
+    def __init__(self) -> None:
+        self.transport = _Transport()
+
+
+def test_every_pass_of_the_drain_closes_what_opened_since_the_last() -> None:
+    """A handshake answered after the first pass opens a socket that must get its 1012
+    too: left open, it held the drain its whole 3 s in the drill at 500 matches."""
+    from config.serve import _close_all
+
+    open_, answering, http = _Socket(_Socket.STATE_OPEN), _Socket(1), _Http()
+    server = type("Server", (), {})()
+    server.connections = {open_: {}, answering: {}, http: {}}
+    asked: set[int] = set()
+    _close_all(server, asked)
+    assert open_.closed_with == 1012
+    assert answering.transport.dropped and http.transport.dropped  # nothing to close with 1012
+    # The application accepts a handshake that was waiting when the first pass ran.
+    late = _Socket(_Socket.STATE_CONNECTING)
+    server.connections[late] = {}
+    late.transport = None  # not yet handed its transport: left for the next pass
+    _close_all(server, asked)
+    assert late.closed_with is None
+    late.state, late.transport = _Socket.STATE_OPEN, _Transport()
+    open_.closed_with = None
+    _close_all(server, asked)
+    assert late.closed_with == 1012
+    assert open_.closed_with is None  # asked once: not closed twice
