@@ -221,6 +221,27 @@ def require_redis() -> str:
     return TEST_REDIS_URL
 
 
+@pytest.fixture
+def on_redis(settings: Any, require_redis: str) -> Iterator[str]:
+    """This process on the test Redis (``REDIS_URL``), under a prefix of its own
+    (``LIVENESS_PREFIX``: presence, pulses, late pushes); its keys dropped after."""
+    import uuid
+
+    import redis
+
+    prefix = f"sbtest{uuid.uuid4().hex[:8]}"
+    settings.REDIS_URL = require_redis
+    settings.LIVENESS_PREFIX = prefix
+    yield prefix
+    client = redis.Redis.from_url(require_redis)
+    try:
+        keys = client.keys(f"{prefix}*")
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
 @pytest.fixture(scope="session")
 def require_chromium() -> str:
     """Debian's Chromium for Playwright; returns its path."""

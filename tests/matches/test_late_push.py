@@ -15,12 +15,9 @@ reconnecting or asking again.
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from matchplay import live_casual
@@ -233,21 +230,6 @@ async def test_a_flag_buys_no_second_credit_for_the_same_turn(
         assert len(given) == 1 and given[0]["ms"] <= LATE_MS - PUSH_BOUND_MS + 200
     finally:
         await sock.comm.disconnect()
-
-
-@pytest.fixture
-def on_redis(settings: Any, require_redis: str) -> Iterator[str]:
-    prefix = f"sbtest{uuid.uuid4().hex[:8]}"
-    settings.REDIS_URL = require_redis
-    settings.LIVENESS_PREFIX = prefix
-    yield prefix
-    client = redis.Redis.from_url(require_redis)
-    try:
-        keys = client.keys(f"{prefix}*")
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
 
 
 def _noted(match_id: int, seat: int) -> late_push.Late | None:

@@ -8,12 +8,9 @@ was back on a live process, or, not back yet, until now and then until it is.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 
 import engine
 from matches import conf
@@ -25,21 +22,6 @@ from matches.play.act import act
 from tests.support import frame_for
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def on_redis(settings: Any, require_redis: str) -> Iterator[str]:
-    prefix = f"sbtest{uuid.uuid4().hex[:8]}"
-    settings.REDIS_URL = require_redis
-    settings.LIVENESS_PREFIX = prefix
-    yield prefix
-    client = redis.Redis.from_url(require_redis)
-    try:
-        keys = client.keys(f"{prefix}*")
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
 
 
 def _to_act(m: Match, *users: Any) -> tuple[Any, int, int]:

@@ -12,7 +12,6 @@ of the whole tier, a new socket's first action.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,21 +27,6 @@ from matches.play.act import PUSH_BOUND_MS, act
 from tests.support import frame_for
 
 LATE_MS = 700  # the push reached the socket this long after the decision began
-
-
-@pytest.fixture
-def on_redis(settings: Any, require_redis: str) -> Iterator[str]:
-    prefix = f"sbtest{uuid.uuid4().hex[:8]}"
-    settings.REDIS_URL = require_redis
-    settings.LIVENESS_PREFIX = prefix
-    yield prefix
-    client = redis.Redis.from_url(require_redis)
-    try:
-        keys = client.keys(f"{prefix}*")
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
 
 
 def _to_act(m: Match, *users: Any) -> tuple[Any, int, int, int]:
