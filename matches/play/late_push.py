@@ -91,8 +91,10 @@ def note_soon(match_id: int, seats: list[int], pushed_at: int, since: int | None
     if sync_redis.client() is None:
         note(match_id, seats, pushed_at, since)  # this process's memory: no wait
         return
-    loop = asyncio.get_running_loop()
-    loop.run_in_executor(None, note, match_id, seats, pushed_at, since)
+    try:
+        asyncio.get_running_loop().run_in_executor(None, note, match_id, seats, pushed_at, since)
+    except RuntimeError:  # the process is shutting down (its executor with it)
+        log.debug("late push not recorded: shutting down")
 
 
 def read(seats: list[tuple[int, int]]) -> dict[tuple[int, int], Late]:
