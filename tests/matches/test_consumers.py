@@ -398,7 +398,11 @@ async def test_no_frame_shows_a_seat_the_opponents_tiles_or_the_talon(
             planted = copy.deepcopy(view)
             planted["debug"] = [list(state.hands[0][0])]
             assert spectator_leaks(planted, state)
-    assert watched >= 40 and {f["version"] for f in spectator.frames} >= set(states)
+    # Every version reached the spectator. How many a whole match has depends on the
+    # match's id (its deal): 34 at the fewest over 215 ids tried, 37 in a CI run whose
+    # test asked for 40.
+    assert {f["version"] for f in spectator.frames} >= set(states)
+    assert watched >= len({v for v in states if v >= 2}) >= 20
     final = states[max(states)]
     assert final.phase == engine.MATCH_OVER and final.end == "balance"
     assert final.hand_no >= 2
@@ -440,8 +444,9 @@ async def test_no_frame_shows_a_seat_the_opponents_tiles_or_the_talon(
                 )
                 assert leaks(planted, seat, state)
     for seat in (0, 1):
-        assert checked[seat] >= 40, checked
-        assert own_hand_seen[seat] >= 30, own_hand_seen
+        # As for the spectator: a whole match's length depends on the match's id.
+        assert checked[seat] >= len({v for v in states if v >= 2}) >= 20, checked
+        assert own_hand_seen[seat] >= 15, own_hand_seen
         assert settlements_seen[seat] >= 2, settlements_seen
     # Every version was seen by both seats: nothing was skipped.
     for seat, sock in socks.items():
