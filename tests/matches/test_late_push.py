@@ -14,7 +14,8 @@ reconnecting or asking again.
 
 from __future__ import annotations
 
-import time
+import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -232,16 +233,6 @@ async def test_a_flag_buys_no_second_credit_for_the_same_turn(
         await sock.comm.disconnect()
 
 
-def _noted(match_id: int, seat: int) -> late_push.Late | None:
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        found = late_push.read([(match_id, seat)]).get((match_id, seat))
-        if found is not None:
-            return found
-        time.sleep(0.02)
-    return None
-
-
 async def test_a_socket_on_redis_notes_a_turn_pushed_late_for_whoever_gives_time_without_it(
     alice: Any, bob: Any, on_redis: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,6 +247,15 @@ async def test_a_socket_on_redis_notes_a_turn_pushed_late_for_whoever_gives_time
         shift = {"ms": 0}
         real = timing.now_ms
         monkeypatch.setattr(timing, "now_ms", lambda: real() + shift["ms"])
+        # The socket writes its note off the loop: the test waits for that write itself.
+        written = threading.Event()
+        note = late_push.note
+
+        def noting(*args: Any) -> None:
+            note(*args)
+            written.set()
+
+        monkeypatch.setattr(late_push, "note", noting)
         t = timing.now_ms()
         shift["ms"] = 2_000  # the push reaches the socket 2 s after the move's receipt
         frame = frame_for(engine.legal_actions(s)[0], m.version)
@@ -263,7 +263,8 @@ async def test_a_socket_on_redis_notes_a_turn_pushed_late_for_whoever_gives_time
         pushed = await sock.state_at(m.version + 1)
         seat = pushed["view"]["to_act"]
         assert seat in m.seats_of(waiter.pk)
-        noted = await database_sync_to_async(_noted)(m.pk, seat)
+        assert await asyncio.to_thread(written.wait, 10), "the late push was never noted"
+        noted = late_push.read([(m.pk, seat)]).get((m.pk, seat))
         assert noted is not None and noted.pushed_at >= t + 2_000 and noted.since is None
     finally:
         await sock.comm.disconnect()
