@@ -78,7 +78,7 @@ def check_match(match_id: int, version: int | None = None, now: int | None = Non
             if ev and state.to_act is not None:
                 # Its turn reached its socket late (our backlog): that wait is given back
                 # before the seat can lose on time for it (matches.play.late_push).
-                late = late_push.read([(m.pk, state.to_act)]).get((m.pk, state.to_act))
+                late = late_push.read_one(m.pk, state.to_act)
                 if late is not None:
                     state = credit_late_pushed(m, state, state.to_act, late, t, events)
                     new, ev = engine.expire(state, t)

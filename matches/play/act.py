@@ -192,7 +192,7 @@ def _live_op(
         if turn_from is not None and pushed_at:
             # This socket's first view was its push: an earlier socket of the seat, gone
             # since, may have been pushed the turn late first (late_push).
-            late = late_push.read([(m.pk, state.to_act)]).get((m.pk, state.to_act))
+            late = late_push.read_one(m.pk, state.to_act)
             if late is not None and late.pushed_at < pushed_at:
                 state = credit_late_pushed(m, state, state.to_act, late, now, events)
                 turn_from = max(turn_from, late.pushed_at - PUSH_BOUND_MS)

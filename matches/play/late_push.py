@@ -122,6 +122,11 @@ def read(seats: list[tuple[int, int]]) -> dict[tuple[int, int], Late]:
     return found
 
 
+def read_one(match_id: int, seat: int) -> Late | None:
+    """The late push noted for ``seat`` of the match, if any (:func:`read`)."""
+    return read([(match_id, seat)]).get((match_id, seat))
+
+
 def _parse(raw: Any) -> Late | None:
     if raw is None:
         return None

@@ -264,7 +264,7 @@ async def test_a_socket_on_redis_notes_a_turn_pushed_late_for_whoever_gives_time
         seat = pushed["view"]["to_act"]
         assert seat in m.seats_of(waiter.pk)
         assert await asyncio.to_thread(written.wait, 10), "the late push was never noted"
-        noted = late_push.read([(m.pk, seat)]).get((m.pk, seat))
+        noted = late_push.read_one(m.pk, seat)
         assert noted is not None and noted.pushed_at >= t + 2_000 and noted.since is None
     finally:
         await sock.comm.disconnect()
