@@ -17,6 +17,11 @@ headroom and, while it has none, turns *new* work away with HTTP 503 and
 - **frames queued per socket**: the most client frames a single socket has
   received that the application has not read yet (``config.serve`` registers
   Daphne's per-connection queues);
+- **match sockets opening at once**: the most handshakes of match sockets this process
+  had in progress together. After a restart every socket of every match comes back
+  in one wave (1,000 at 500 matches); while they do, a new match would take the CPU
+  the seats coming back need (*reconnects before newcomers*). A steady ramp of new
+  matches opens a few at a time; a wave opens hundreds;
 - **the push delay**: from a change's receipt (the frame that made it, stamped on
   arrival) to its frame reaching a socket's consumer in this process, after the
   commit and the channel layer. It is what a player waits for, whatever the hop
@@ -54,19 +59,21 @@ queue's pairing in the Celery worker holds off too (:func:`tier_saturated`).
 
 Settings (environment variables of the same names): ``ADMISSION`` (on by
 default), ``ADMISSION_LOOP_LAG_MS``, ``ADMISSION_DB_WAIT_MS``, ``ADMISSION_HANDSHAKE_WAIT_MS``,
-``ADMISSION_QUEUED_FRAMES``, ``ADMISSION_PUSH_DELAY_MS``, ``ADMISSION_PACE_PER_S``,
+``ADMISSION_QUEUED_FRAMES``, ``ADMISSION_PUSH_DELAY_MS``, ``ADMISSION_OPENING_SOCKETS``,
+``ADMISSION_PACE_PER_S``,
 ``ADMISSION_RETRY_AFTER_S``, ``ADMISSION_RETRY_AFTER_MAX_S``.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import math
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +114,7 @@ class Headroom:
     frames_queued: int
     handshake_wait_ms: float = 0.0
     push_delay_ms: float = 0.0
+    opening: int = 0
 
     def _signals(self) -> list[tuple[str, float, float]]:
         """Each signal: its reason, its value and its limit, in the order they are judged."""
@@ -116,6 +124,7 @@ class Headroom:
             ("frames_queued", self.frames_queued, limit("ADMISSION_QUEUED_FRAMES", 8)),
             ("handshake_wait", self.handshake_wait_ms, limit("ADMISSION_HANDSHAKE_WAIT_MS", 2000)),
             ("push_delay", self.push_delay_ms, limit("ADMISSION_PUSH_DELAY_MS", 300)),
+            ("reconnect_wave", self.opening, limit("ADMISSION_OPENING_SOCKETS", 40)),
         ]
 
     def saturated(self) -> str | None:
@@ -185,6 +194,9 @@ _loop_lag = _Window()
 _db_wait = _Window()
 _handshake_wait = _Window()
 _push_delay = _Window()
+_opening = _Window()
+_opening_now = 0
+_opening_lock = threading.Lock()
 _queues: weakref.WeakSet[Any] = weakref.WeakSet()
 _listeners: list[Callable[[str, float], None]] = []  # matches.clock.metrics observes
 
@@ -211,6 +223,22 @@ def note_push_delay(ms: float) -> None:
         f("push_delay", ms)
 
 
+@contextlib.contextmanager
+def opening_socket() -> Iterator[None]:
+    """A match socket's handshake is in progress here (``realtime.match_consumer``'s
+    ``connect``, from its start until it accepts or refuses)."""
+    global _opening_now
+    with _opening_lock:
+        _opening_now += 1
+        now = _opening_now
+    _opening.note(now)
+    try:
+        yield
+    finally:
+        with _opening_lock:
+            _opening_now -= 1
+
+
 def watch_queue(queue: Any) -> None:
     """Count a socket's queue of received frames (anything with ``qsize()``)."""
     _queues.add(queue)
@@ -232,6 +260,7 @@ def headroom() -> Headroom:
         frames_queued(),
         _handshake_wait.worst(),
         _push_delay.worst(),
+        int(_opening.worst()),
     )
 
 
@@ -246,6 +275,7 @@ def reset() -> None:
     _db_wait.clear()
     _handshake_wait.clear()
     _push_delay.clear()
+    _opening.clear()
     _pacer.reset()
 
 

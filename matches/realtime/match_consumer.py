@@ -42,7 +42,7 @@ from matches.play.store import current_view
 from matches.realtime import broadcast, budgets, catchup, periodic, protocol_v2
 from matches.realtime.base import LayerSafe, frame_too_large, language_of, parse_json, refuse
 from matches.realtime.protocol_v2 import DeltaEncoder
-from matches.realtime.session_sockets import ClosedWithSession
+from matches.realtime.session_sockets import ClosedWithSession, session_holds
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -91,6 +91,12 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         await super().websocket_connect(message)
 
     async def connect(self) -> None:
+        # Counted while it opens: many at once is a reconnect wave, and new matches
+        # wait until it has passed (matches.play.admission).
+        with admission.opening_socket():
+            await self._connect()
+
+    async def _connect(self) -> None:
         broadcast.bind_loop(asyncio.get_running_loop())
         periodic.ensure_started()  # heartbeats and, embedded, the sweeper: realtime/periodic.py
         if not origin_allowed(self.scope):
@@ -125,14 +131,12 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
             await self.channel_layer.group_add(
                 broadcast.group_name(self.match_id, self.audience), self.channel_name
             )
-            session_holds = await self.watch_session(self.user)
+            # The session is confirmed in the first view's call (_first_view).
+            await self.watch_session(self.user, confirm=False)
         except Exception:
             # The channel layer (Redis) is unreachable: no pushes could reach this
             # socket. Say so with a close code the page retries on, never a 500.
             await refuse(self, CLOSE_TRY_LATER)
-            return
-        if not session_holds:
-            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
             return
         too_many = budgets.open_socket(self.user.pk, watching_match=self._watched())
         if too_many is not None:
@@ -150,9 +154,18 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         # back through another process is given back to it).
         seats = self.seats = presence.seats_of_audience(audience)
         with dbpool.lane(dbpool.HANDSHAKE):
-            view = await db.run(
-                _first_view, self.match_id, self.user, audience, seats, self.channel_name
+            holds, view = await db.run(
+                _first_view,
+                self.scope,
+                self.match_id,
+                self.user,
+                audience,
+                seats,
+                self.channel_name,
             )
+        if not holds:
+            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+            return
         if view is None:
             await refuse(self, CLOSE_FORBIDDEN)  # it was deleted while this socket opened
             return
@@ -405,12 +418,16 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None] | None
 
 
 def _first_view(
-    match_id: int, user: Any, audience: str, seats: list[int], socket: str
-) -> dict[str, Any] | None:
-    """A new socket's first full view; its seats are noted as held by this process."""
+    scope: dict[str, Any], match_id: int, user: Any, audience: str, seats: list[int], socket: str
+) -> tuple[bool, dict[str, Any] | None]:
+    """Whether the socket's session still holds now that it joined its user's group, and
+    if so its first full view (``None``: the match is gone); its seats are noted as held
+    by this process."""
+    if not session_holds(scope, user.pk):
+        return False, None
     if seats:
         presence.here(match_id, seats, timing.now_ms(), socket=socket)
-    return _current(match_id, user, audience)
+    return True, _current(match_id, user, audience)
 
 
 def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:

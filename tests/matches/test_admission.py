@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
+from django.db import connections
 from django.test import Client
 from matchplay import frame_for, new_casual
 from wsclient import close_code, db_state, open_socket
@@ -409,3 +411,68 @@ async def test_moves_reaching_their_sockets_late_refuse_new_work_and_the_match_g
     finally:
         await a.comm.disconnect()
         await b.comm.disconnect()
+
+
+async def test_while_a_wave_of_seats_reconnects_new_matches_wait_and_every_seat_gets_back(
+    alice: Any,
+    bob: Any,
+    carol: Any,
+    dave: Any,
+    outsider: Any,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a restart every seat's socket comes back at once: while that many handshakes
+    are in progress, a new match is refused (its CPU is the seats'), and every seat's
+    socket is let in and sent its view."""
+    from matches.realtime import match_consumer
+
+    settings.ADMISSION_OPENING_SOCKETS = 3
+    m1 = await database_sync_to_async(new_casual)(alice, bob)
+    m2 = await database_sync_to_async(new_casual)(carol, dave)
+    # The handshakes are held at their first read until all four are in progress.
+    gate = threading.Event()
+    opening_read = match_consumer._open
+
+    def held(*args: Any) -> Any:
+        assert gate.wait(10)
+        return opening_read(*args)
+
+    monkeypatch.setattr(match_consumer, "_open", held)
+    four = asyncio.Event()
+    note = admission._opening.note
+
+    def noted(value: float, now: float | None = None) -> None:
+        note(value, now)
+        if value >= 4:
+            four.set()
+
+    monkeypatch.setattr(admission._opening, "note", noted)
+    seats = [(m1, alice), (m1, bob), (m2, carol), (m2, dave)]
+    opening = [asyncio.ensure_future(open_socket(m.pk, u)) for m, u in seats]
+    sockets = []
+    try:
+        await asyncio.wait_for(four.wait(), 10)
+        assert admission.saturated() == "reconnect_wave"
+        got = await database_sync_to_async(_new_work_answers)(outsider)
+        assert got["api"].status_code == 503 and got["page"].status_code == 503
+        assert json.loads(got["api"].content)["code"] == "overloaded"
+        assert (got["invites"], got["matches"], got["queued"]) == (2, 2, 0)
+        gate.set()
+        sockets = list(await asyncio.gather(*opening))
+        assert [s.frames[0]["version"] for s in sockets] == [0, 0, 0, 0]
+    finally:
+        gate.set()
+        for s in sockets:
+            await s.comm.disconnect()
+        # The requests' thread keeps its connection otherwise, and the test database
+        # cannot be dropped under it.
+        await sync_to_async(connections.close_all)()
+
+
+def test_a_few_sockets_opening_together_is_not_a_wave(settings: Any) -> None:
+    settings.ADMISSION_OPENING_SOCKETS = 40
+    with admission.opening_socket(), admission.opening_socket():
+        assert admission.headroom().opening == 2
+    assert admission.saturated() is None
+    assert admission.Headroom(0, 0, 0, opening=41).saturated() == "reconnect_wave"

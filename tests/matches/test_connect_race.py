@@ -59,7 +59,7 @@ async def test_a_change_committed_just_after_the_first_view_was_read_arrives_nex
     def alice_starts_meanwhile(*args: Any) -> Any:
         view = first_view(*args)  # bob's socket read version 0...
         # ...and alice's Start commits (version 1) before his socket is accepted.
-        act(args[0], alice, {"op": "start", "version": 0}, timing.now_ms())
+        act(args[1], alice, {"op": "start", "version": 0}, timing.now_ms())  # (scope, match id, …)
         return view
 
     monkeypatch.setattr(consumers, "_first_view", alice_starts_meanwhile)

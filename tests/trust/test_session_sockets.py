@@ -157,9 +157,9 @@ async def test_a_session_that_ended_before_the_socket_joined_is_refused(
     browser = await login(alice)
     real = session_sockets.ClosedWithSession.watch_session
 
-    async def late(self: Any, user: Any) -> bool:
+    async def late(self: Any, user: Any, **kwargs: Any) -> bool:
         await database_sync_to_async(_logout)(browser)
-        return bool(await real(self, user))
+        return bool(await real(self, user, **kwargs))
 
     monkeypatch.setattr(session_sockets.ClosedWithSession, "watch_session", late)
     comm = await socket(browser, f"/ws/matches/{match.pk}/")
