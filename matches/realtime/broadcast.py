@@ -119,7 +119,8 @@ async def _send_change(change: Any) -> None:
     if layer is None:
         return
     in_process = isinstance(layer, InMemoryLayer)
-    for audience in change.audiences:
+    sends = []
+    for audience in _urgent_first(change):
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
         if change.to_act is not None:
@@ -140,9 +141,23 @@ async def _send_change(change: Any) -> None:
                 continue
             message["view"] = change.view(audience)
             message["change"] = change
+            await layer.group_send(group, message)  # no I/O: nothing to wait on together
         else:
             message["text"] = change.frame(audience)
-        await layer.group_send(group, message)
+            sends.append(layer.group_send(group, message))
+    # Each audience's group on its own: their round trips to Redis at once, not one
+    # after the other. A group's changes stay in order (the next change of the match
+    # waits for this one: _chain).
+    for failed in await asyncio.gather(*sends, return_exceptions=True):
+        if isinstance(failed, BaseException):
+            raise failed  # the sweeper pushes the change again (_send_after)
+
+
+def _urgent_first(change: Any) -> list[str]:
+    """The audiences, the seat whose turn the change began first: its clock runs."""
+    seat = getattr(change, "to_act", None)
+    to_act = f"seat{seat}" if seat in (0, 1) else None
+    return sorted(change.audiences, key=lambda a: a != to_act)
 
 
 def frame_text(message: dict[str, Any], audience: str) -> str:

@@ -74,7 +74,10 @@ def test_walking_the_replay_by_keyboard_shows_the_engines_layout_at_every_step(
 ) -> None:
     expected = _expected(finished)
     kinds = [e["kind"] for e in expected]
-    assert kinds.count("hand_start") == 2 and "bid" in kinds  # two hands and an auction
+    # Two hands at least and an auction. How many hands the seeded match takes depends on
+    # its id (the deal is seeded by seed, match id and hand): 79 ids of 80 give two, and a
+    # CI run whose earlier tests had made more matches drew one that gives three.
+    assert kinds.count("hand_start") >= 2 and "bid" in kinds
     with browsing(browser, live_server, "desktop", finished.player0) as page:
         page.goto(f"/matches/{finished.pk}/replay/")
         for k, want in enumerate(expected, start=1):
