@@ -416,3 +416,33 @@ def test_a_word_of_the_game_tapped_opens_the_rules_at_its_glossary_line(
     # Its line is in the sheet's view, not left below the fold.
     line, shown = entry.bounding_box(), sheet.bounding_box()
     assert shown["y"] <= line["y"] < shown["y"] + shown["height"], (line, shown)
+
+
+def _biggest_hand() -> tuple[engine.MatchState, int]:
+    """Seat 0 to play holding the most tiles seen (a hand grown by many draws)."""
+    best: tuple[int, engine.MatchState, int] | None = None
+    for seed in range(60):
+        for s, now in random_match(seed):
+            if s.phase != "play" or s.to_act != 0 or s.must_place:
+                continue
+            if best is None or len(s.hands[0]) > best[0]:
+                best = (len(s.hands[0]), s, now)
+    assert best is not None and best[0] >= 12, "no seeded match grows a hand that far"
+    return best[1], best[2]
+
+
+def test_a_hand_grown_by_many_draws_leaves_resign_uncovered_on_a_phone(
+    browser: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The bars grow with the hand; the stage grows with them, so the record below it
+    never lies over 投了 (it did in an arena match at 360 px, whose arena bar takes
+    height too: the click never landed). A 360×480 window: 14 tiles overflowed it by 80 px."""
+    s, now = _biggest_hand()
+    short = {**SIZES["phone"], "viewport": {"width": 360, "height": 480}}
+    ctx = browser.new_context(locale="ja-JP", **short)
+    page = load(ctx.new_page(), _ranked(seat_view(s, 0, now + 3000)), tmp_path / "p.html", "ja")
+    request.addfinalizer(ctx.close)
+    assert page.locator(".hand-tile").count() == len(s.hands[0])
+    page.click("[data-testid=resign]", timeout=5_000)
+    assert page.locator("[data-testid=resign-confirm]").is_visible()
+    assert not scrolls_sideways(page)
