@@ -36,6 +36,9 @@ from .view import Delta, Fragments, Seen, read_json, read_page, toast_code
 
 # Close codes the server uses on purpose: not a drop, and reconnecting will not help.
 CLOSE_FINAL = (4401, 4403)
+# Wall clock less monotonic clock: the server stamps in epoch ms, the bots in monotonic s
+# (one machine: the clocks agree to well under a millisecond over a run).
+WALL_OFFSET_S = time.time() - time.monotonic()
 BACKOFF_S = (0.25, 2.0)  # first and longest wait before reconnecting (as the page)
 HTTP_TIMEOUT_S = 30
 HANDSHAKES_S = 15  # the longest a new match holds its set-up slot waiting for its sockets
@@ -65,11 +68,21 @@ class Move:
     delay_left_before: int  # the mover's delay left (ms) in that state, if running
     opp_html: bool = False
     received: float = 0.0  # monotonic s, when the opponent's socket got the new version
+    # The server's receipt of the frame (epoch ms), as a JSON opponent's view says it.
+    server_receipt: int | None = None
     main_after: int | None = None  # the mover's main time in the opponent's new state
 
     @property
     def latency_ms(self) -> float:
         return (self.received - self.sent) * 1000
+
+    @property
+    def inbound_ms(self) -> float | None:
+        """From the send to the server's receipt stamp (network, proxy, the server's
+        loop before it read the frame); ``None`` unless a JSON opponent saw it."""
+        if self.server_receipt is None:
+            return None
+        return self.server_receipt - (self.sent + WALL_OFFSET_S) * 1000
 
     @property
     def charged_beyond_thinking_ms(self) -> float | None:
@@ -521,6 +534,7 @@ class Table:
             move.received = at
             move.opp_html = bot.html
             move.main_after = seen.main[other] if seen.main else None
+            move.server_receipt = seen.server_now
             if move.op != "start":
                 self.fleet.rec.moves.append(move)
         self.fleet.rec.saw(self.match_id, seen, at)

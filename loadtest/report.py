@@ -82,6 +82,12 @@ def level_row(
         "latency_ms": latency(moves),
         "latency_to_json_ms": latency([m for m in moves if not m.opp_html]),
         "latency_to_html_ms": latency([m for m in moves if m.opp_html]),
+        # Of the moves a JSON opponent saw: the way to the server's receipt stamp, and
+        # from it back out to the opponent (commit, push, transport, the harness).
+        "inbound_ms": summary([x for m in moves if (x := m.inbound_ms) is not None]),
+        "outbound_ms": summary(
+            [m.latency_ms - x for m in moves if (x := m.inbound_ms) is not None]
+        ),
         "moves_by_json_bots": sum(1 for m in moves if not m.mover_html),
         "moves_by_html_bots": sum(1 for m in moves if m.mover_html),
         "ops": dict(Counter(m.op for m in moves)),

@@ -14,6 +14,7 @@ from typing import Any
 from . import probes, procstat, report
 from .bots import Account, Behaviour, Fleet, Recorder, wait_until
 from .setups import Setup
+from .stalls import Stalls
 
 # The probe match plays fast (a move every ~0.1 s), so a few seconds give many moves,
 # yet the server is idle between them.
@@ -69,6 +70,7 @@ class Run:
         self.rec = Recorder()
         self.accounts = accounts
         self.fleet: Fleet  # made inside the event loop
+        self.stalls = Stalls()  # the harness's own lateness: not the server's (loadtest/stalls.py)
 
     def snap(self) -> procstat.Snapshot:
         assert self.setup.proc is not None
@@ -110,6 +112,7 @@ class Run:
             protocol=opts.protocol,
         )
         result: dict[str, Any] = {"url": self.setup.base, "probes": {}, "rows": []}
+        self.stalls.start()
         try:
             if opts.probes:
                 result["probes"] = await self.probes()
@@ -136,6 +139,7 @@ class Run:
                 await self.quiet()
                 result["rows"].append(await self.idle_matches(opts.idle))
         finally:
+            await self.stalls.stop()
             await self.fleet.close()
         return result
 
@@ -156,9 +160,13 @@ class Run:
             row["loop_late"] = late_ticks(lag0, lag1)
         lat = row["latency_ms"]
         late = row.get("loop_late")
+        st = row["harness_stalls"]
         say(
             f"[{self.setup.name}] {n} matches: {row['live']} live, {row['moves_per_s']} moves/s, "
-            f"p50 {lat['p50']} ms"
+            f"p50 {lat['p50']} ms, p99 {lat['p99']} ms (to the server p99 "
+            f"{row['inbound_ms']['p99']} ms, back out p99 {row['outbound_ms']['p99']} ms); "
+            f"the harness itself late up to {st['loop_late_max_ms']} ms "
+            f"(GC pauses up to {st['gc_pause_max_ms']} ms)"
             + (
                 ""
                 if late is None
@@ -193,6 +201,7 @@ class Run:
             ramp_s=ramp_s,
             offered=offered,
         )
+        row["harness_stalls"] = self.stalls.between(t0, t1)
         return row, snaps
 
     async def soak(self) -> dict[str, Any]:

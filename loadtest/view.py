@@ -47,6 +47,10 @@ class Seen:
     main: list[int] | None = None  # main time per seat, ms, as of the server's now
     running: int | None = None  # the seat whose clock runs
     delay_left: int = 0  # of the running clock, ms
+    # JSON only: the server's time of the view (epoch ms; a pushed change's is the receipt
+    # of the frame that made it): splits a move's latency into its way to the server
+    # and its way back (loadtest/report.py).
+    server_now: int | None = field(default=None, compare=False)
     # JSON only (not compared): the frame's events as (seq, type, player), for the drill
     # to compare with the server's event log.
     events: list[tuple[int, str, int | None]] = field(default_factory=list, compare=False)
@@ -136,6 +140,7 @@ def read_json(text: str, delta: Delta | None = None) -> tuple[Seen | None, str |
             main=clocks.get("main"),
             running=clocks.get("running"),
             delay_left=int(clocks.get("delay_left") or 0),
+            server_now=m.get("server_now") if isinstance(m.get("server_now"), int) else None,
             events=[
                 (int(e["seq"]), str(e.get("type")), e.get("player"))
                 for e in view.get("events") or []
