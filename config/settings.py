@@ -278,7 +278,9 @@ def redis_channel_layer(url: str, **config: object) -> dict[str, object]:
         "max_connections": REDIS_LAYER_POOL,
     }
     return {
-        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        # channels-redis's pub/sub layer, its publishes not queued behind one another
+        # (matches/realtime/layers.py).
+        "BACKEND": "matches.realtime.layers.RedisPubSubLayer",
         "CONFIG": {"hosts": [host], **config},
     }
 

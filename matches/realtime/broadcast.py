@@ -119,7 +119,7 @@ async def _send_change(change: Any) -> None:
     if layer is None:
         return
     in_process = isinstance(layer, InMemoryLayer)
-    sends = []
+    sends: list[tuple[str, dict[str, Any]]] = []
     for audience in _urgent_first(change):
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
@@ -144,11 +144,20 @@ async def _send_change(change: Any) -> None:
             await layer.group_send(group, message)  # no I/O: nothing to wait on together
         else:
             message["text"] = change.frame(audience)
-            sends.append(layer.group_send(group, message))
-    # Each audience's group on its own: their round trips to Redis at once, not one
-    # after the other. A group's changes stay in order (the next change of the match
-    # waits for this one: _chain).
-    for failed in await asyncio.gather(*sends, return_exceptions=True):
+            sends.append((group, message))
+    if not sends:
+        return
+    # Every audience's frame in one round trip to Redis (matches/realtime/layers.py),
+    # the seat to act's first; one after the other, the mover's opponent waited for the
+    # mover's own frame. A match's changes stay in order (the next change of the match
+    # waits for this one: _chain). A failure raises: the sweeper pushes it again.
+    many = getattr(layer, "group_send_many", None)
+    if many is not None:
+        await many(sends)
+        return
+    for failed in await asyncio.gather(
+        *(layer.group_send(g, m) for g, m in sends), return_exceptions=True
+    ):
         if isinstance(failed, BaseException):
             raise failed  # the sweeper pushes the change again (_send_after)
 

@@ -100,7 +100,7 @@ def test_sqlite_takes_the_write_lock_at_the_start_of_each_transaction() -> None:
 
 def test_redis_url_switches_on_the_redis_layer_and_celery_sweeper() -> None:
     s = loaded(REDIS_URL="redis://127.0.0.1:6379/3")
-    assert s["LAYER"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert s["LAYER"] == "matches.realtime.layers.RedisPubSubLayer"
     assert s["MATCH_SWEEPER"] == "celery"
     assert s["BROKER"] == "redis://127.0.0.1:6379/3"
 
