@@ -10,11 +10,13 @@ handed to :data:`matches.signals.match_changed` only after the commit.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils.translation import gettext as _
 
 import engine
@@ -32,9 +34,24 @@ def match_query() -> Any:
 
 
 def locked_match(match_id: int, *, skip_locked: bool = False) -> Match | None:
-    """The match, locked until the transaction ends (one statement, compiled once)."""
-    sql = _select_sql(connection.vendor, skip_locked)
-    return next(iter(Match.objects.raw(sql, [match_id])), None)
+    """The match, locked until the transaction ends (one statement, compiled once).
+
+    Read with a plain cursor and made a model as the ORM makes one (``Model.from_db``,
+    each column through the converters the ORM would apply): a raw queryset worked out
+    its columns and the model's constructor order again on every call, 0.4 ms of a move."""
+    conn = connections[DEFAULT_DB_ALIAS]  # this thread's own, not the proxy
+    sql = _select_sql(conn.vendor, skip_locked)
+    names, converters = _row_plan(conn)
+    with conn.cursor() as cursor:
+        cursor.execute(sql, [match_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = list(row)
+    for i, col, funcs in converters:
+        for f in funcs:
+            values[i] = f(values[i], col, conn)
+    return Match.from_db(conn.alias, names, values)
 
 
 # --- the hot path's statements, compiled once ---------------------------------------
@@ -52,6 +69,27 @@ def _select_sql(vendor: str, skip_locked: bool) -> str:
     sql, params = qs.query.sql_with_params()
     assert params == (0,), params
     return str(sql)
+
+
+_plans: weakref.WeakKeyDictionary[Any, tuple[list[str], list[tuple[int, Any, list[Any]]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _row_plan(conn: Any) -> tuple[list[str], list[tuple[int, Any, list[Any]]]]:
+    """The select's field names, and each column's converters (only those that have
+    any), for ``conn`` (a thread's connection: its converters are its own)."""
+    plan = _plans.get(conn)
+    if plan is None:
+        fields = Match._meta.concrete_fields
+        converters = []
+        for i, field in enumerate(fields):
+            col = field.get_col(Match._meta.db_table)
+            funcs = [*conn.ops.get_db_converters(col), *col.get_db_converters(conn)]
+            if funcs:
+                converters.append((i, col, funcs))
+        plan = _plans[conn] = ([f.attname for f in fields], converters)
+    return plan
 
 
 @functools.cache
@@ -80,6 +118,15 @@ def _write_row(m: Match) -> None:
         cursor.execute(sql, [*params, m.pk])
 
 
+def _together() -> Any:
+    """The statements inside go to the database in one round trip, where the driver can
+    (psycopg's pipeline mode, on PostgreSQL): a move's UPDATE and INSERT waited for each
+    other's answer, and under load every answer is a wait for the interpreter's lock."""
+    raw = connection.connection if connection.vendor == "postgresql" else None
+    pipeline = getattr(raw, "pipeline", None)
+    return pipeline() if pipeline is not None else contextlib.nullcontext()
+
+
 def save_change(
     m: Match,
     state: engine.MatchState | None,
@@ -96,8 +143,9 @@ def save_change(
     m.state = None if state is None else engine.to_dict(state)
     m.version += 1
     m.wake_at_ms = next_wakeup(m, state)
-    _write_row(m)
-    record_events(m, events)
+    with _together():
+        _write_row(m)
+        record_events(m, events)
     since = before.seq if before is not None else None
     change = Change(m, state, timing.now_ms() if now is None else now, since)
     # The views are built once the row lock is released, still on this thread (not
