@@ -65,6 +65,15 @@ def test_the_harness_plays_two_matches_and_prints_its_tables(tmp_path: Path) -> 
     assert row["moves_per_s"] > 0 and row["errors"] == {} and row["dropped_sockets"] == 0
     assert row["cpu_pct"]["web"] > 0 and row["rss_mb"]["web"][0] > 10
     assert row["server_cpu_ms_per_move"] > 0
+    # Each move a JSON bot saw split at the server's receipt stamp: the way in and the
+    # way back out add up to the move's latency (one machine: one clock, to a ms or two).
+    split = (row["inbound_ms"], row["outbound_ms"])
+    assert split[0]["n"] == split[1]["n"] == row["latency_to_json_ms"]["n"]
+    assert -2 < split[0]["p50"] < row["latency_to_json_ms"]["max"]
+    assert 0 < split[1]["p50"] <= row["latency_to_json_ms"]["max"] + 2
+    # And how late the harness itself was in the window: its own, not the server's.
+    stalls = row["harness_stalls"]
+    assert stalls["loop_late_max_ms"] >= 0 and stalls["gc_pause_total_ms"] >= 0
     assert result["probes"]["echo"]["n"] == 200 and result["probes"]["idle_move"]["n"] > 0
     # It was the operator's `make run`, and it is gone with the run.
     log = (tmp_path / "bench-load-embedded.log").read_text()
