@@ -40,17 +40,18 @@ async def test_a_push_does_not_wait_for_a_subscription_redis_has_not_answered(
 ) -> None:
     listening = await _member(layer, "match.1.seat0")
     shard = layer._get_layer()._shards[0]
-    answered = asyncio.Event()
+    asked, answered = asyncio.Event(), asyncio.Event()
     subscribe = shard._pubsub.subscribe
 
     async def slow_subscribe(*channels: Any) -> Any:
-        await answered.wait()  # Redis is slow to take the new socket's subscription
+        asked.set()  # the new socket's subscription is under way, under the shard's lock
+        await answered.wait()  # Redis is slow to take it
         return await subscribe(*channels)
 
     shard._pubsub.subscribe = slow_subscribe
     joining = asyncio.ensure_future(_member(layer, "match.2.seat1"))
     try:
-        await asyncio.sleep(0)  # the new socket's subscription is under way
+        await asyncio.wait_for(asked.wait(), 5)
         assert not joining.done()
         await asyncio.wait_for(layer.group_send("match.1.seat0", {"type": "match.frame"}), 5)
         got = await asyncio.wait_for(layer.receive(listening), 5)
