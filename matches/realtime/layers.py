@@ -85,12 +85,12 @@ class _LoopLayer(RedisPubSubLoopLayer):  # type: ignore[misc]
         self._shards = [_Shard(s.host, self) for s in self._shards]
 
     async def group_send_many(self, sends: list[tuple[str, dict[str, Any]]]) -> None:
-        by_shard: dict[int, list[tuple[str, bytes]]] = {}
+        by_shard: dict[_Shard, list[tuple[str, bytes]]] = {}
         for group, message in sends:
             name = self._get_group_channel_name(group)
-            shard = self._shards.index(self._get_shard(name))
-            by_shard.setdefault(shard, []).append((name, self.channel_layer.serialize(message)))
-        await asyncio.gather(*(self._shards[i].publish_many(p) for i, p in by_shard.items()))
+            pairs = by_shard.setdefault(self._get_shard(name), [])
+            pairs.append((name, self.channel_layer.serialize(message)))
+        await asyncio.gather(*(shard.publish_many(p) for shard, p in by_shard.items()))
 
 
 class RedisPubSubLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
