@@ -33,6 +33,22 @@ def summary(ms: list[float]) -> dict[str, Any]:
     return {**{k: None if v is None else round(v, 3) for k, v in figures.items()}, "n": len(ms)}
 
 
+def move_split(moves: list[Any]) -> dict[str, Any]:
+    """Where moves' time went: p50 to a JSON and to an HTML opponent, and (JSON
+    opponents' views carry the receipt stamp) p50 to the server and back out."""
+    to_json = [m.latency_ms for m in moves if not m.opp_html]
+    to_html = [m.latency_ms for m in moves if m.opp_html]
+    inbound = [m.inbound_ms for m in moves if m.inbound_ms is not None]
+    outbound = [m.latency_ms - m.inbound_ms for m in moves if m.inbound_ms is not None]
+    split = {
+        "to_json_p50": pct(to_json, 50),
+        "to_html_p50": pct(to_html, 50),
+        "inbound_p50": pct(inbound, 50),
+        "outbound_p50": pct(outbound, 50),
+    }
+    return {k: None if v is None else round(v, 3) for k, v in split.items()}
+
+
 def usage_fields(u: Usage, moves: int) -> dict[str, Any]:
     return {
         "cpu_pct": {k: round(v, 1) for k, v in u.by_kind.items()},
@@ -217,6 +233,12 @@ def probe_lines(p: dict[str, Any]) -> list[str]:
         )
         if echo and echo.get("p50") and idle.get("p50"):
             line += f"; move/echo ratio {idle['p50'] / echo['p50']:.1f}×"
+        if idle.get("to_json_p50") is not None or idle.get("to_html_p50") is not None:
+            line += (
+                f" (to a JSON seat {_n(idle.get('to_json_p50'))} ms, to a page's socket "
+                f"{_n(idle.get('to_html_p50'))} ms; to the server "
+                f"{_n(idle.get('inbound_p50'))} ms, back out {_n(idle.get('outbound_p50'))} ms)"
+            )
         out.append(line)
     flood = p.get("flood")
     if flood:

@@ -237,8 +237,9 @@ class Run:
         try:
             await wait_until(lambda: bool(table.first_live), opts.ramp_timeout)
             await asyncio.sleep(1.0)  # past the start
-            idle = await self._latencies(opts.probe_seconds)
-            out["idle_move"] = report.summary(idle)
+            idle_moves = await self._moves(opts.probe_seconds)
+            idle = [m.latency_ms for m in idle_moves]
+            out["idle_move"] = {**report.summary(idle), **report.move_split(idle_moves)}
             if "flood" in opts.probes:
                 say(f"[{self.setup.name}] the same match during a login flood")
                 stop = asyncio.Event()
@@ -275,10 +276,13 @@ class Run:
             fleet.free.extend(table.accounts)
         return out
 
-    async def _latencies(self, seconds: float) -> list[float]:
+    async def _moves(self, seconds: float) -> list[Any]:
         t0 = time.monotonic()
         await asyncio.sleep(seconds)
-        return [m.latency_ms for m in self.rec.between(t0, time.monotonic())["moves"]]
+        return list(self.rec.between(t0, time.monotonic())["moves"])
+
+    async def _latencies(self, seconds: float) -> list[float]:
+        return [m.latency_ms for m in await self._moves(seconds)]
 
     # --- idle sockets -------------------------------------------------------------------
 

@@ -116,7 +116,7 @@ def act(
             error = ServiceError("aborted", _("Start was not pressed in time: aborted."))
         if not events:
             return Outcome(m, state, error)  # nothing happened (a flag before the deadline)
-        change = save_change(m, state, events, before=before, now=received_at)
+        change = save_change(m, state, events, before=before, now=received_at, last=True)
         change.received_at = received_at  # published at the commit, with this
     return Outcome(m, state, error, change)
 

@@ -244,13 +244,28 @@ def watch_queue(queue: Any) -> None:
     _queues.add(queue)
 
 
+# The fullest socket's queue, as last counted (monotonic s, frames): every socket of
+# the process is looked at, so at most every QUEUE_SCAN_S. The liveness pulse asks
+# 20 times a second; at 300 live matches the count was 2.5 % of a web process's CPU.
+QUEUE_SCAN_S = 0.2
+_scanned: tuple[float, int] = (float("-inf"), 0)
+
+
 def frames_queued(queues: Iterable[Any] | None = None) -> int:
-    if queues is None:
-        # Read from the liveness thread while the loop adds and drops sockets: a
-        # WeakSet copied mid-change raises, so copy it under its own guard (the GIL
-        # makes ``data.copy()`` of the underlying set atomic).
-        queues = [q for ref in _queues.data.copy() if (q := ref()) is not None]
-    return max((q.qsize() for q in list(queues)), default=0)
+    global _scanned
+    if queues is not None:
+        return max((q.qsize() for q in list(queues)), default=0)
+    at, n = _scanned
+    now = time.monotonic()
+    if now - at < QUEUE_SCAN_S:
+        return n
+    # Read from the liveness thread while the loop adds and drops sockets: a
+    # WeakSet copied mid-change raises, so copy it under its own guard (the GIL
+    # makes ``data.copy()`` of the underlying set atomic).
+    found = [q for ref in _queues.data.copy() if (q := ref()) is not None]
+    n = max((q.qsize() for q in found), default=0)
+    _scanned = (now, n)
+    return n
 
 
 def headroom() -> Headroom:
@@ -271,6 +286,8 @@ def saturated() -> str | None:
 
 def reset() -> None:
     """Forget every signal (tests)."""
+    global _scanned
+    _scanned = (float("-inf"), 0)
     _loop_lag.clear()
     _db_wait.clear()
     _handshake_wait.clear()

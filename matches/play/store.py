@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.models import JSONField
 from django.utils.translation import gettext as _
+from psycopg.types.json import Json, Jsonb
 
 import engine
 from matches.models import Match, MatchEvent
-from matches.play import timing
+from matches.play import jsontext, timing
 from matches.play.audience import Change, audience_of, view_for
 from matches.play.errors import ServiceError
 from matches.play.timing import next_wakeup
@@ -86,10 +90,45 @@ def _row_plan(conn: Any) -> tuple[list[str], list[tuple[int, Any, list[Any]]]]:
         for i, field in enumerate(fields):
             col = field.get_col(Match._meta.db_table)
             funcs = [*conn.ops.get_db_converters(col), *col.get_db_converters(conn)]
+            if isinstance(field, JSONField):
+                # The JSON columns (the state above all) read with orjson, not json.loads.
+                funcs = [_json_from_db if f == field.from_db_value else f for f in funcs]
             if funcs:
                 converters.append((i, col, funcs))
         plan = _plans[conn] = ([f.attname for f in fields], converters)
     return plan
+
+
+def _json_from_db(value: Any, expression: Any, connection: Any) -> Any:
+    """``JSONField.from_db_value`` with orjson (text this server wrote); what orjson
+    cannot read (an integer past 64 bits, say) as Django reads it."""
+    if not isinstance(value, (str, bytes)):
+        return value
+    try:
+        return jsontext.loads(value)
+    except ValueError:
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+
+
+def _json_dumps(value: Any) -> bytes:
+    """psycopg's ``Jsonb`` writes a column's JSON with this: orjson where it can (the
+    state, the largest parameter of every move: ~8× the standard library), else the
+    standard library as Django would."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(value).encode()
+
+
+def _prepared(field: Any, value: Any) -> Any:
+    """``field.get_db_prep_save(value)``, a JSON value's text made by :func:`_json_dumps`."""
+    p = field.get_db_prep_save(value, connection)
+    if isinstance(p, (Json, Jsonb)):  # PostgreSQL's JSON parameters: dumped at execute
+        p.dumps = _json_dumps
+    return p
 
 
 @functools.cache
@@ -113,7 +152,7 @@ def _insert_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
 def _write_row(m: Match) -> None:
     """``m.save()`` of every column, without building the statement again."""
     sql, fields = _update_sql(connection.vendor)
-    params = [f.get_db_prep_save(getattr(m, f.attname), connection) for f in fields]
+    params = [_prepared(f, getattr(m, f.attname)) for f in fields]
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, m.pk])
 
@@ -127,6 +166,33 @@ def _together() -> Any:
     return pipeline() if pipeline is not None else contextlib.nullcontext()
 
 
+def _commit_along() -> None:
+    """The transaction's COMMIT, in the same round trip as its last statements.
+
+    Only where they go together (PostgreSQL's pipeline: :func:`_together`) and only in
+    the outermost atomic block (a savepoint is not ours to end). A move waited for four
+    answers of the database (BEGIN, its row, its writes, COMMIT) and under load every
+    answer is also a wait for the interpreter's lock; now three. The pipeline ends once
+    the COMMIT is answered, so a failed commit raises here, before anything is published;
+    Django's own commit at the block's end then finds no transaction open (psycopg sends
+    nothing) and runs the on-commit hooks — the pushes — after the COMMIT is durable."""
+    if (
+        connection.vendor != "postgresql"
+        or getattr(connection.connection, "_pipeline", None) is None
+    ):
+        return
+    if (
+        not connection.in_atomic_block
+        or connection.savepoint_ids
+        or len(connection.atomic_blocks) != 1
+    ):
+        return
+    if not connection.commit_on_exit:
+        return
+    with connection.connection.cursor() as cursor:
+        cursor.execute("COMMIT")
+
+
 def save_change(
     m: Match,
     state: engine.MatchState | None,
@@ -134,20 +200,25 @@ def save_change(
     *,
     before: engine.MatchState | None = None,
     now: int | None = None,
+    last: bool = False,
 ) -> Change:
     """Write a change of locked ``m`` (one UPDATE, one INSERT) and publish it after commit.
 
     ``before`` is the state the change started from: the pushed frames carry
     only the events after it. Must run inside the transaction holding the lock.
+    ``last``: nothing else is written in this transaction after it (a player's
+    action: :func:`_commit_along`).
     """
     m.state = None if state is None else engine.to_dict(state)
     m.version += 1
     m.wake_at_ms = next_wakeup(m, state)
+    since = before.seq if before is not None else None
+    change = Change(m, state, timing.now_ms() if now is None else now, since)
     with _together():
         _write_row(m)
         record_events(m, events)
-    since = before.seq if before is not None else None
-    change = Change(m, state, timing.now_ms() if now is None else now, since)
+        if last:
+            _commit_along()
     # The views are built once the row lock is released, still on this thread (not
     # on the event loop, where the push goes): then the change is published.
     transaction.on_commit(lambda: publish(change.built()))
@@ -177,7 +248,7 @@ def record_events_of(logs: Sequence[tuple[Match, list[dict[str, Any]]]]) -> None
                 at_ms=int(e.get("t", 0)),
                 version=m.version,
             )
-            rows.append([f.get_db_prep_save(getattr(ev, f.attname), connection) for f in fields])
+            rows.append([_prepared(f, getattr(ev, f.attname)) for f in fields])
     if not rows:
         return
     with connection.cursor() as cursor:

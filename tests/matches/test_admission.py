@@ -269,6 +269,32 @@ def test_frames_queued_is_the_fullest_socket() -> None:
     assert admission.frames_queued([]) == 0
 
 
+def test_the_process_queues_are_counted_at_most_every_scan_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pulse asks 20 times a second; every socket is looked at only every QUEUE_SCAN_S."""
+
+    class Q:
+        def __init__(self, n: int) -> None:
+            self.n = n
+            self.asked = 0
+
+        def qsize(self) -> int:
+            self.asked += 1
+            return self.n
+
+    admission.reset()
+    q = Q(3)
+    admission.watch_queue(q)
+    monkeypatch.setattr(admission, "QUEUE_SCAN_S", 3600.0)
+    assert admission.frames_queued() >= 3
+    q.n = 12
+    assert admission.frames_queued() < 12 and q.asked == 1  # the last count, not a new one
+    monkeypatch.setattr(admission, "QUEUE_SCAN_S", 0.0)
+    assert admission.frames_queued() >= 12 and q.asked == 2
+    assert admission.headroom().saturated() == "frames_queued"
+
+
 def test_on_redis_the_workers_pairing_holds_off_while_any_web_process_is_saturated(
     settings: Any, require_redis: str
 ) -> None:
@@ -294,7 +320,9 @@ def test_on_redis_the_workers_pairing_holds_off_while_any_web_process_is_saturat
         client.close()
 
 
-def test_the_liveness_thread_reads_the_queues_while_sockets_come_and_go() -> None:
+def test_the_liveness_thread_reads_the_queues_while_sockets_come_and_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The drill at 200 matches: ``frames_queued`` (read by the liveness pulse's thread)
     raised "Set changed size during iteration" while a reconnect wave opened sockets,
     and that pulse's beat was lost. It must read a consistent count meanwhile."""
@@ -303,6 +331,8 @@ def test_the_liveness_thread_reads_the_queues_while_sockets_come_and_go() -> Non
     import time
 
     from matches.play import admission
+
+    monkeypatch.setattr(admission, "QUEUE_SCAN_S", 0.0)  # every read counts them all
 
     errors: list[BaseException] = []
     done = threading.Event()

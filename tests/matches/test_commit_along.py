@@ -1,0 +1,131 @@
+"""A player's action commits in the round trip of its own writes (PostgreSQL), and is
+still published only once the COMMIT has been answered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from matchplay import new_casual
+
+import engine
+from matches.models import Match
+from matches.play import timing
+from matches.play.act import act
+from matches.signals import match_changed
+from tests.support import frame_for
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
+
+
+def _live(alice: Any, bob: Any, settings: Any) -> tuple[Match, Any, dict[str, Any]]:
+    settings.DEAL_SEED = 4
+    m = new_casual(alice, bob)
+    for u in (alice, bob):
+        m.refresh_from_db()
+        act(m.pk, u, {"op": "start", "version": m.version}, timing.now_ms())
+    m.refresh_from_db()
+    action = engine.legal_actions(engine.from_dict(m.state))[0]
+    mover = alice if action.player == 0 else bob
+    return m, mover, frame_for(action, m.version)
+
+
+def _version_seen_elsewhere(match_id: int) -> int:
+    """The match's version as another connection sees it: what is committed."""
+    params = connection.get_connection_params()
+    with psycopg.connect(**params) as other:
+        row = other.execute(
+            "SELECT version FROM matches_match WHERE id = %s", [match_id]
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+def test_a_move_is_committed_with_its_writes_and_published_after_the_commit(
+    alice: Any, bob: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m, mover, frame = _live(alice, bob, settings)
+    left_for_django: list[int] = []
+    real_commit = BaseDatabaseWrapper._commit
+
+    def commit(self: Any) -> Any:
+        # What is still open when Django's own commit comes: nothing, for a move.
+        left_for_django.append(self.connection.info.transaction_status)
+        return real_commit(self)
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "_commit", commit)
+    seen_when_published: list[int] = []
+
+    def published(sender: Any, change: Any, **kwargs: Any) -> None:
+        seen_when_published.append(_version_seen_elsewhere(change.match_id))
+
+    match_changed.connect(published)
+    try:
+        out = act(m.pk, mover, frame, timing.now_ms())
+    finally:
+        match_changed.disconnect(published)
+    assert out.error is None and out.change is not None
+    assert left_for_django == [psycopg.pq.TransactionStatus.IDLE]
+    # Pushed once, and by then any other connection read the new version.
+    assert seen_when_published == [m.version + 1]
+
+
+def test_a_commit_that_fails_publishes_nothing_and_changes_nothing(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    m, mover, frame = _live(alice, bob, settings)
+    with connection.cursor() as c:
+        # A check that runs at COMMIT (a deferred constraint trigger): it refuses this one.
+        c.execute(
+            "CREATE FUNCTION sb_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$"
+        )
+        c.execute(
+            "CREATE CONSTRAINT TRIGGER sb_test_refuse AFTER INSERT ON matches_matchevent "
+            "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION sb_test_refuse()"
+        )
+    published: list[Any] = []
+
+    def on_change(sender: Any, change: Any, **kwargs: Any) -> None:
+        published.append(change)
+
+    match_changed.connect(on_change)
+    try:
+        with pytest.raises(Exception, match="refused at commit"):
+            act(m.pk, mover, frame, timing.now_ms())
+    finally:
+        match_changed.disconnect(on_change)
+        with connection.cursor() as c:
+            c.execute("DROP TRIGGER IF EXISTS sb_test_refuse ON matches_matchevent")
+            c.execute("DROP FUNCTION IF EXISTS sb_test_refuse()")
+    assert published == []
+    assert _version_seen_elsewhere(m.pk) == m.version
+    # The connection is usable again and the move can still be made.
+    out = act(m.pk, mover, frame, timing.now_ms())
+    assert out.error is None and out.change is not None
+    assert _version_seen_elsewhere(m.pk) == m.version + 1
+
+
+def test_the_rows_json_is_read_and_written_whole_even_where_orjson_cannot(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    """The hot path's JSON goes through orjson; a value it cannot take (an integer
+    past 64 bits) goes through the standard library, as Django would, not lost."""
+    from django.db import transaction
+
+    from matches.play import store
+
+    m, _, _ = _live(alice, bob, settings)
+    big = {"big": 2**70, "名前": "ありす", "7": [1.5, None, True]}
+    with transaction.atomic():
+        locked = store.locked_match(m.pk)
+        assert locked is not None and locked.state == Match.objects.get(pk=m.pk).state
+        locked.last_credit = big
+        store._write_row(locked)
+    with transaction.atomic():
+        again = store.locked_match(m.pk)
+        assert again is not None and again.last_credit == big
+    assert Match.objects.get(pk=m.pk).last_credit == big
