@@ -14,7 +14,7 @@ from typing import Any
 from . import probes, procstat, report
 from .bots import Account, Behaviour, Fleet, Recorder, wait_until
 from .setups import Setup
-from .stalls import Stalls
+from .stalls import Stalls, settle_heap
 
 # The probe match plays fast (a move every ~0.1 s), so a few seconds give many moves,
 # yet the server is idle between them.
@@ -151,6 +151,7 @@ class Run:
         lag0 = await asyncio.to_thread(loop_lag, self.setup.metrics_port)
         ramp_s = await self.fleet.scale(n, Behaviour(think=opts.think), opts.ramp_timeout)
         await asyncio.sleep(opts.settle)
+        settle_heap()  # the collector's own pause, before the window and not in it
         row, _ = await self.measure(
             f"{n} matches", n, ramp_s, opts.window, self.fleet.live, offered=self.offered(n)
         )

@@ -4,6 +4,9 @@ Per web process (each has its own registry; scrape each process):
 
 - ``sb_moves_total`` and ``sb_move_seconds`` (histogram): frames that changed a
   match, and the time from the frame's receipt to its commit and push;
+  ``sb_move_stage_seconds{stage}`` (histogram): where that time went in this
+  process — ``taken``, ``locked``, ``committed``, ``built``, ``handed``,
+  ``published`` (``matches.play.stages``);
 - ``sb_sockets{kind}``: open sockets — ``match`` (a seat's), ``watch``, ``lobby``;
 - ``sb_loop_lag_seconds`` (histogram) and ``sb_db_wait_seconds`` (histogram):
   how late the event loop's tick ran, and how long a call waited for a match
@@ -38,7 +41,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from matches.clock import receipt
-from matches.play import admission
+from matches.play import admission, stages
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -58,6 +61,13 @@ loop_lag = Histogram(
 )
 db_wait = Histogram(
     "sb_db_wait_seconds", "A call's wait for a match thread", buckets=_BUCKETS, registry=REGISTRY
+)
+move_stage_seconds = Histogram(
+    "sb_move_stage_seconds",
+    "A player's move in this process, stage by stage (matches/play/stages.py)",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+    registry=REGISTRY,
 )
 push_delay = Histogram(
     "sb_push_delay_seconds",
@@ -117,6 +127,7 @@ def _on_admission(kind: str, value: float) -> None:
 
 
 admission._listeners.append(_on_admission)
+stages._listeners.append(lambda stage, s: move_stage_seconds.labels(stage).observe(s))
 
 
 class _Now(Collector):

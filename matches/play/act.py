@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 import engine
 from matches import conf
 from matches.models import Match
-from matches.play import fairplay, late_push
+from matches.play import fairplay, late_push, stages
 from matches.play.audience import Change
 from matches.play.credit import LastCredit
 from matches.play.errors import ServiceError, illegal_message
@@ -82,12 +82,14 @@ def act(
 
     Rematch ops belong to ``matches.lobby.rematch.act_rematch`` (the consumer routes them).
     """
+    stages.mark("taken")
     parsed = parse_frame(frame)
     op = parsed["op"]
     if op in REMATCH_OPS:
         raise ServiceError("bad_request", _("Unknown operation."))
     with transaction.atomic():
         m, seats, state = seated(locked_match(match_id), user)
+        stages.mark("locked")
         if op == "sync":
             return Outcome(m, state)
         if m.is_over:

@@ -183,6 +183,8 @@ class Change:
         # The receipt (epoch ms) of the player's frame that made it, if one did
         # (``play.act``): how long its push took is admission's push delay.
         self.received_at: int | None = None
+        # Where the frame that made it spent its time (``play.stages``), if a frame did.
+        self.marks: dict[str, float] | None = None
         self._views: dict[str, dict[str, Any]] = {}
         self._frames: dict[str, str] = {}
 

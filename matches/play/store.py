@@ -25,7 +25,7 @@ from psycopg.types.json import Json, Jsonb
 
 import engine
 from matches.models import Match, MatchEvent
-from matches.play import jsontext, timing
+from matches.play import jsontext, stages, timing
 from matches.play.audience import Change, audience_of, view_for
 from matches.play.errors import ServiceError
 from matches.play.timing import next_wakeup
@@ -214,14 +214,22 @@ def save_change(
     m.wake_at_ms = next_wakeup(m, state)
     since = before.seq if before is not None else None
     change = Change(m, state, timing.now_ms() if now is None else now, since)
+    change.marks = marks = stages.current()
     with _together():
         _write_row(m)
         record_events(m, events)
         if last:
             _commit_along()
+
     # The views are built once the row lock is released, still on this thread (not
     # on the event loop, where the push goes): then the change is published.
-    transaction.on_commit(lambda: publish(change.built()))
+    def committed() -> None:
+        stages.mark("committed", marks)
+        change.built()
+        stages.mark("built", marks)
+        publish(change)
+
+    transaction.on_commit(committed)
     return change
 
 

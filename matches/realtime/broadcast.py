@@ -27,7 +27,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from matches.play import db, jsontext
+from matches.play import db, jsontext, stages
 from matches.realtime.layers import InMemoryLayer
 
 log = logging.getLogger(__name__)
@@ -115,6 +115,16 @@ async def _send_after(previous: asyncio.Future[None] | None, change: Any) -> Non
 
 
 async def _send_change(change: Any) -> None:
+    marks = getattr(change, "marks", None)
+    stages.mark("handed", marks)
+    try:
+        await _send_frames(change)
+    finally:
+        stages.mark("published", marks)
+        stages.finish(marks)
+
+
+async def _send_frames(change: Any) -> None:
     layer = get_channel_layer()
     if layer is None:
         return

@@ -33,7 +33,7 @@ from django.utils.translation import gettext as _
 import engine
 from matches.clock import liveness, metrics, presence
 from matches.clock.outage import rejoin
-from matches.play import admission, db, dbpool, late_push, timing
+from matches.play import admission, db, dbpool, late_push, stages, timing
 from matches.play.act import PUSH_BOUND_MS, Outcome, act
 from matches.play.audience import audience_of, state_frame, view_for
 from matches.play.errors import ServiceError
@@ -220,6 +220,7 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # The rules time every action on receipt: as the transport read it, else now.
         stamped, self._stamped_at = self._stamped_at, None
+        stages.begin()  # where this frame's time goes from here (sb_move_stage_seconds)
         received_at = stamped if isinstance(stamped, int) else timing.now_ms()
         verdict = self.frame_budget.judge()
         if verdict != "ok":

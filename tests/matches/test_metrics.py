@@ -26,6 +26,12 @@ def _value(text: str, name: str, labels: str = "") -> float:
     return float(m.group(1))
 
 
+def _optional(text: str, name: str, labels: str = "") -> float:
+    """A labelled series appears once it is first observed: 0 before."""
+    m = re.search(rf"^{re.escape(name + labels)} (\S+)$", text, re.M)
+    return float(m.group(1)) if m is not None else 0.0
+
+
 def _scrape(user: Any) -> str:
     c = Client()
     c.force_login(user)
@@ -84,6 +90,11 @@ async def test_moves_sockets_and_the_move_latency_are_counted(
     assert _value(after, "sb_moves_total") - _value(before, "sb_moves_total") == 3
     count = "sb_move_seconds_count"
     assert _value(after, count) - _value(before, count) == 3
+    # Where each of those three frames spent its time, stage by stage, once each.
+    for stage in ("taken", "locked", "committed", "built", "handed", "published"):
+        label = f'{{stage="{stage}"}}'
+        seen = _value(after, "sb_move_stage_seconds_count", label)
+        assert seen - _optional(before, "sb_move_stage_seconds_count", label) == 3, stage
     assert _value(after, "sb_sockets", '{kind="match"}') == 0
 
 

@@ -1,8 +1,11 @@
-"""A player's action commits in the round trip of its own writes (PostgreSQL), and is
-still published only once the COMMIT has been answered."""
+"""A player's move through its transaction: it commits in the round trip of its own
+writes (PostgreSQL) and is published only once the COMMIT is answered; its JSON
+is written and read whole; and where it waited is told stage by stage."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import psycopg
@@ -13,7 +16,7 @@ from matchplay import new_casual
 
 import engine
 from matches.models import Match
-from matches.play import timing
+from matches.play import stages, timing
 from matches.play.act import act
 from matches.signals import match_changed
 from tests.support import frame_for
@@ -129,3 +132,48 @@ def test_the_rows_json_is_read_and_written_whole_even_where_orjson_cannot(
         again = store.locked_match(m.pk)
         assert again is not None and again.last_credit == big
     assert Match.objects.get(pk=m.pk).last_credit == big
+
+
+def test_a_move_waiting_for_its_rows_lock_shows_the_wait_in_the_locked_stage(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    from django.db import connections
+
+    m, mover, frame = _live(alice, bob, settings)
+    seen: list[tuple[str, float]] = []
+    stages._listeners.append(lambda stage, s: seen.append((stage, s)))
+    holder = psycopg.connect(**connection.get_connection_params())
+    holder.execute("SELECT 1 FROM matches_match WHERE id = %s FOR UPDATE", [m.pk])
+    outcome: list[Any] = []
+
+    def player() -> None:
+        try:
+            stages.begin()  # as the consumer does on reading the frame
+            outcome.append(act(m.pk, mover, frame, timing.now_ms()))
+        finally:
+            connections.close_all()
+
+    t = threading.Thread(target=player)
+    try:
+        t.start()
+        deadline = time.monotonic() + 10
+        with psycopg.connect(**connection.get_connection_params(), autocommit=True) as watch:
+            while True:  # until the move has waited for the lock a fifth of a second
+                row = watch.execute(
+                    "SELECT max(extract(epoch FROM clock_timestamp() - query_start)) "
+                    "FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query LIKE '%%FOR UPDATE%%'"
+                ).fetchone()
+                if row and row[0] is not None and float(row[0]) >= 0.2:
+                    break
+                assert time.monotonic() < deadline, "the move never waited for the lock"
+        holder.rollback()  # the lock is let go
+        t.join(10)
+    finally:
+        holder.close()
+        stages._listeners.pop()
+    assert outcome and outcome[0].error is None
+    got = dict(seen)
+    assert list(got) == list(stages.STAGES)  # each stage once, in order
+    assert got["locked"] >= 0.2
+    assert got["locked"] == max(got.values())  # the wait was the lock's, not another stage's
