@@ -49,6 +49,41 @@ def move_split(moves: list[Any]) -> dict[str, Any]:
     return {k: None if v is None else round(v, 3) for k, v in split.items()}
 
 
+STAGES = ("taken", "locked", "committed", "built", "handed", "published")
+
+
+def stage_figures(
+    before: dict[str, dict[float, float]], after: dict[str, dict[float, float]]
+) -> dict[str, dict[str, Any]]:
+    """Per stage of a move in the server (``sb_move_stage_seconds``, the window's part):
+    how many, and the bucket bound the p50 and p99 fall under (ms: "at most")."""
+    out: dict[str, dict[str, Any]] = {}
+    for stage in STAGES:
+        a, b = before.get(stage, {}), after.get(stage)
+        if not b:
+            continue
+        delta = sorted((le, b[le] - a.get(le, 0.0)) for le in b)
+        total = delta[-1][1] if delta else 0.0
+        if total <= 0:
+            continue
+
+        def under(q: float, delta: list[tuple[float, float]] = delta, total: float = total) -> Any:
+            le = next(le for le, n in delta if n >= q * total)
+            return None if le == float("inf") else round(le * 1000, 1)
+
+        out[stage] = {"n": int(total), "p50_le_ms": under(0.5), "p99_le_ms": under(0.99)}
+    return out
+
+
+def stage_line(stages: dict[str, dict[str, Any]]) -> str:
+    """``taken ≤0.5/≤5 · locked …`` (p50/p99 in ms; ``>`` past the last bucket)."""
+
+    def f(v: Any) -> str:
+        return "≤" + _n(v) if v is not None else ">2500"
+
+    return " · ".join(f"{s} {f(x['p50_le_ms'])}/{f(x['p99_le_ms'])}" for s, x in stages.items())
+
+
 def usage_fields(u: Usage, moves: int) -> dict[str, Any]:
     return {
         "cpu_pct": {k: round(v, 1) for k, v in u.by_kind.items()},
@@ -279,6 +314,13 @@ def render(setup: str, result: dict[str, Any]) -> str:
     if rows:
         parts.append(play_table(rows))
         parts.append(cpu_table(rows))
+        staged = [r for r in rows if r.get("server_stages")]
+        if staged:
+            parts.append(
+                "A move in its web process, stage by stage, p50/p99 in ms (bucket bounds; "
+                "matches/play/stages.py):\n"
+                + "\n".join(f"- {r['level']}: {stage_line(r['server_stages'])}" for r in staged)
+            )
     skipped = [r for r in result.get("rows") or [] if "skipped" in r]
     if skipped:
         parts.append("\n".join(f"{r['level']}: skipped, {r['skipped']}" for r in skipped))

@@ -148,14 +148,19 @@ class Run:
     async def level(self, n: int) -> dict[str, Any]:
         opts = self.opts
         say(f"[{self.setup.name}] {n} matches: ramping up")
-        lag0 = await asyncio.to_thread(loop_lag, self.setup.metrics_port)
+        ports = self.setup.metrics_ports
+        lag0 = await asyncio.to_thread(loop_lag, ports)
         ramp_s = await self.fleet.scale(n, Behaviour(think=opts.think), opts.ramp_timeout)
         await asyncio.sleep(opts.settle)
         settle_heap()  # the collector's own pause, before the window and not in it
+        stages0 = await asyncio.to_thread(scrape, ports, STAGE_METRIC)
         row, _ = await self.measure(
             f"{n} matches", n, ramp_s, opts.window, self.fleet.live, offered=self.offered(n)
         )
-        lag1 = await asyncio.to_thread(loop_lag, self.setup.metrics_port)
+        stages1 = await asyncio.to_thread(scrape, ports, STAGE_METRIC)
+        if stages0 is not None and stages1 is not None:
+            row["server_stages"] = report.stage_figures(stages0, stages1)
+        lag1 = await asyncio.to_thread(loop_lag, ports)
         if lag0 is not None and lag1 is not None:
             # The ramp (its burst of handshakes) and the window: ticks late past 250 ms.
             row["loop_late"] = late_ticks(lag0, lag1)
@@ -175,6 +180,11 @@ class Run:
                 f"{late['ticks']} ticks (worst ≤ {late['worst_le_s']} s), ramp included"
             )
         )
+        if row.get("server_stages"):
+            say(
+                f"[{self.setup.name}] {n} matches: a move in its web process, p50/p99 ms "
+                f"(matches/play/stages.py): {report.stage_line(row['server_stages'])}"
+            )
         return row
 
     def offered(self, matches: int) -> float:
@@ -345,24 +355,40 @@ class Run:
 LATE_S = 0.25  # the embedded default's goal: its loop never stalls longer (issue 14)
 
 
-def loop_lag(port: int | None) -> dict[float, float] | None:
-    """The web process's loop-lateness histogram (``sb_loop_lag_seconds``): le → count."""
-    if port is None:
-        return None
+STAGE_METRIC = "sb_move_stage_seconds"
+
+
+def scrape(ports: list[int], metric: str) -> dict[str, dict[float, float]] | None:
+    """A histogram of the web processes' metrics, summed over them: for each value of
+    its one label (``""`` if none), le → count. ``None`` if a process did not answer."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            text = r.read().decode()
-    except OSError:
+    if not ports:
         return None
-    out: dict[float, float] = {}
-    for family in text_string_to_metric_families(text):
-        if family.name == "sb_loop_lag_seconds":
+    out: dict[str, dict[float, float]] = {}
+    for port in ports:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        for family in text_string_to_metric_families(text):
+            if family.name != metric:
+                continue
             for sample in family.samples:
                 if sample.name.endswith("_bucket"):
-                    out[float(sample.labels["le"])] = sample.value
-    return out or None
+                    labels = {k: v for k, v in sample.labels.items() if k != "le"}
+                    key = next(iter(labels.values()), "")
+                    le = float(sample.labels["le"])
+                    buckets = out.setdefault(key, {})
+                    buckets[le] = buckets.get(le, 0.0) + sample.value
+    return out
+
+
+def loop_lag(ports: list[int]) -> dict[float, float] | None:
+    """The web processes' loop-lateness histogram (``sb_loop_lag_seconds``): le → count."""
+    found = scrape(ports, "sb_loop_lag_seconds")
+    return (found or {}).get("") or None
 
 
 def late_ticks(before: dict[float, float], after: dict[float, float]) -> dict[str, Any]:

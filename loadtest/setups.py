@@ -62,7 +62,7 @@ class Setup:
         self.tmp = tempfile.TemporaryDirectory(prefix=f"bench-{self.name}-")
         self.log_path = (log_dir or Path(self.tmp.name)) / f"bench-load-{self.name}.log"
         self.proc: subprocess.Popen[bytes] | None = None
-        self.metrics_port: int | None = None  # the web process's /metrics, if one port has it
+        self.metrics_ports: list[int] = []  # each web process's /metrics (loopback only)
         self.kinds: dict[int, str] = {}  # pid → role, filled by procstat.snapshot
         env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
         env.update(
@@ -169,9 +169,10 @@ class Embedded(Setup):
     def __init__(self, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.env["DATABASE_URL"] = f"sqlite:///{Path(self.tmp.name) / 'db.sqlite3'}"
-        # Its one web process's metrics (loopback only): the event loop's lateness.
-        self.metrics_port = free_port()
-        self.env["METRICS_PORT"] = str(self.metrics_port)
+        # Its one web process's metrics (loopback only): the event loop's lateness and
+        # where a move's time goes (sb_move_stage_seconds).
+        self.metrics_ports = [free_port()]
+        self.env["METRICS_PORT"] = str(self.metrics_ports[0])
 
 
 class Services(Setup):
@@ -186,6 +187,10 @@ class Services(Setup):
         super().__init__(**kw)  # type: ignore[arg-type]
         self.env["DATABASE_URL"] = database_url
         self.env["REDIS_URL"] = redis_url
+        # Each web process's metrics on a port of its own (the Procfile passes these on).
+        self.metrics_ports = [free_port(), free_port()]
+        self.env["WEB1_METRICS_PORT"] = str(self.metrics_ports[0])
+        self.env["WEB2_METRICS_PORT"] = str(self.metrics_ports[1])
 
     def prepare(self) -> None:
         """With ``fresh`` (the default): drop the bench database (the release step

@@ -214,3 +214,25 @@ def test_the_loop_lateness_between_two_scrapes_counts_the_ticks_late_past_250_ms
     assert late_ticks(before, after) == {"ticks": 1_000, "over_250ms": 3, "worst_le_s": 1.0}
     calm = {le: v + 10 for le, v in before.items()}  # 10 ticks, all on time
     assert late_ticks(before, calm) == {"ticks": 10, "over_250ms": 0, "worst_le_s": 0.05}
+
+
+def test_a_moves_stages_in_a_window_are_the_difference_of_two_scrapes() -> None:
+    from loadtest.report import stage_figures, stage_line
+
+    inf = float("inf")
+    before = {"locked": {0.001: 500.0, 0.005: 500.0, 0.01: 500.0, inf: 500.0}}
+    after = {
+        # 100 in the window: 40 under 1 ms, 59 more under 5 ms, the last under 10 ms.
+        "locked": {0.001: 540.0, 0.005: 599.0, 0.01: 600.0, inf: 600.0},
+        # All of them past the last bucket: told as such, not as a bound.
+        "published": {0.001: 0.0, 0.005: 0.0, 0.01: 0.0, inf: 7.0},
+        "taken": {0.001: 3.0, inf: 3.0},  # nothing in the window (before: none) ...
+    }
+    figures = stage_figures({**before, "taken": {0.001: 3.0, inf: 3.0}}, after)
+    assert figures == {
+        "locked": {"n": 100, "p50_le_ms": 5.0, "p99_le_ms": 5.0},
+        "published": {"n": 7, "p50_le_ms": None, "p99_le_ms": None},
+    }
+    assert stage_line(figures) == "locked ≤5.0/≤5.0 · published >2500/>2500"
+    after["locked"][0.001] = 599.0  # 99 of the 100 under 1 ms: the p99 too
+    assert stage_figures(before, after)["locked"] == {"n": 100, "p50_le_ms": 1.0, "p99_le_ms": 1.0}
