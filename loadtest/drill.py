@@ -33,10 +33,8 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -50,7 +48,7 @@ from typing import Any
 
 from . import procstat, report
 from .bots import Account, Behaviour, Fleet, Recorder, wait_until
-from .setups import ROOT, START_TIMEOUT_S, STOP_TIMEOUT_S, Services, pg_params
+from .setups import ROOT, START_TIMEOUT_S, STOP_TIMEOUT_S, Services, free_ports, pg_params
 
 DRILL_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/spectacular_drill"
 DRILL_REDIS_URL = "redis://127.0.0.1:6379/5"
@@ -77,39 +75,6 @@ def read_procfile(path: Path) -> dict[str, str]:
             name, _, cmd = line.partition(":")
             out[name.strip()] = cmd.strip()
     return out
-
-
-def ephemeral_low() -> int:
-    """The lowest port the kernel gives outgoing connections (Linux; 32768 elsewhere)."""
-    try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def free_ports(n: int) -> int:
-    """A port p with p … p+n-1 all free (HAProxy on p, the web processes above it), below
-    the kernel's range for outgoing connections.
-
-    A port the kernel picked (``bind(0)``) is in that range, and while its process is
-    down for a restart any outgoing connection may take it: at 500 matches thousands
-    of them are opened meanwhile (the bots' retries, HAProxy's checks), and a
-    restarted web process found its port taken and never listened ("Address already
-    in use"; the drill waited 180 s for it). An operator's fixed ports (8000–8002)
-    are below that range too.
-    """
-    low = ephemeral_low()
-    rng = random.Random()
-    for _ in range(1000):
-        base = rng.randrange(max(1024, low - 12_000), low - n)
-        try:
-            with contextlib.ExitStack() as stack:
-                for port in range(base, base + n):
-                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
-    raise RuntimeError(f"no {n} free ports in a row below {low}")
 
 
 def established(port: int) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -42,10 +43,37 @@ STOP_TIMEOUT_S = 20
 _NOT_INHERITED = ("DATABASE_URL", "REDIS_URL", "MATCH_TIMERS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def ephemeral_low() -> int:
+    """The lowest port the kernel gives outgoing connections (Linux; 32768 elsewhere)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_ports(n: int) -> int:
+    """A port p with p … p+n-1 all free (HAProxy on p, the web processes above it, their
+    metrics above those), below the kernel's range for outgoing connections.
+
+    A port the kernel picked (``bind(0)``) is in that range, and while its process is
+    down for a restart any outgoing connection may take it: at 500 matches thousands
+    of them are opened meanwhile (the bots' retries, HAProxy's checks), and a
+    restarted web process found its port taken and never listened ("Address already
+    in use"; the drill waited 180 s for it; ``make bench-load`` lost a run to it at
+    its start). An operator's fixed ports (8000–8002) are below that range too.
+    """
+    low = ephemeral_low()
+    rng = random.Random()
+    for _ in range(1000):
+        base = rng.randrange(max(1024, low - 12_000), low - n)
+        try:
+            with contextlib.ExitStack() as stack:
+                for port in range(base, base + n):
+                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
+    raise RuntimeError(f"no {n} free ports in a row below {low}")
 
 
 class Setup:
@@ -55,7 +83,9 @@ class Setup:
     target = ""
 
     def __init__(self, *, fresh: bool = True, log_dir: Path | None = None) -> None:
-        self.port = free_port()
+        # HAProxy (or the one web process) on the first, web1 and web2 on the next two,
+        # their metrics on the two after: all below the outgoing connections' range.
+        self.port = free_ports(5)
         self.host = "127.0.0.1"
         self.base = f"http://{self.host}:{self.port}"
         self.fresh = fresh
@@ -171,7 +201,7 @@ class Embedded(Setup):
         self.env["DATABASE_URL"] = f"sqlite:///{Path(self.tmp.name) / 'db.sqlite3'}"
         # Its one web process's metrics (loopback only): the event loop's lateness and
         # where a move's time goes (sb_move_stage_seconds).
-        self.metrics_ports = [free_port()]
+        self.metrics_ports = [self.port + 3]
         self.env["METRICS_PORT"] = str(self.metrics_ports[0])
 
 
@@ -188,7 +218,7 @@ class Services(Setup):
         self.env["DATABASE_URL"] = database_url
         self.env["REDIS_URL"] = redis_url
         # Each web process's metrics on a port of its own (the Procfile passes these on).
-        self.metrics_ports = [free_port(), free_port()]
+        self.metrics_ports = [self.port + 3, self.port + 4]
         self.env["WEB1_METRICS_PORT"] = str(self.metrics_ports[0])
         self.env["WEB2_METRICS_PORT"] = str(self.metrics_ports[1])
 

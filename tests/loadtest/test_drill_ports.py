@@ -1,12 +1,12 @@
-"""The drill's processes listen below the kernel's range for outgoing connections: a
-port in that range can be taken by any outgoing connection while its web process is
-down for a restart, and the restarted process then never listens."""
+"""The drill's and bench-load's processes listen below the kernel's range for outgoing
+connections: a port in that range can be taken by any outgoing connection while its web
+process is down for a restart (or not started yet), and then it never listens."""
 
 from __future__ import annotations
 
 import socket
 
-from loadtest.drill import ephemeral_low, free_ports
+from loadtest.setups import Embedded, Services, ephemeral_low, free_ports
 
 
 def test_the_drill_picks_free_ports_below_the_outgoing_range() -> None:
@@ -23,3 +23,15 @@ def test_the_drill_picks_free_ports_below_the_outgoing_range() -> None:
         socket.create_connection(server.getsockname()) as client,
     ):
         assert client.getsockname()[1] >= low
+
+
+def test_bench_load_s_set_ups_listen_and_serve_metrics_below_the_outgoing_range() -> None:
+    low = ephemeral_low()
+    for setup in (Embedded(), Services()):
+        ports = [setup.port, *setup.metrics_ports]
+        assert all(1024 <= p < low for p in ports), (setup.name, ports)
+        assert len(set(ports)) == len(ports)
+    services = Services()
+    # HAProxy on the base, web1 and web2 on the next two (the Makefile), metrics above.
+    assert services.metrics_ports == [services.port + 3, services.port + 4]
+    assert services.env["WEB1_METRICS_PORT"] == str(services.port + 3)
