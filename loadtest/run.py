@@ -356,6 +356,7 @@ LATE_S = 0.25  # the embedded default's goal: its loop never stalls longer (issu
 
 
 STAGE_METRIC = "sb_move_stage_seconds"
+SCRAPE_TIMEOUT_S = 15.0
 
 
 def scrape(ports: list[int], metric: str) -> dict[str, dict[float, float]] | None:
@@ -367,8 +368,11 @@ def scrape(ports: list[int], metric: str) -> dict[str, dict[float, float]] | Non
         return None
     out: dict[str, dict[float, float]] = {}
     for port in ports:
+        # Only this histogram (prometheus-client's name[] filter): the whole page reads the
+        # database too, and a saturated process did not answer it within 5 s.
+        url = f"http://127.0.0.1:{port}/metrics?name[]={metric}_bucket"
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            with urllib.request.urlopen(url, timeout=SCRAPE_TIMEOUT_S) as r:
                 text = r.read().decode()
         except OSError:
             return None
