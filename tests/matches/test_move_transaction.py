@@ -12,28 +12,23 @@ import psycopg
 import pytest
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
-from matchplay import new_casual
 
 import engine
 from matches.models import Match
 from matches.play import stages, timing
 from matches.play.act import act
 from matches.signals import match_changed
-from tests.support import frame_for
+from tests.support import frame_for, live_casual
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 
 
 def _live(alice: Any, bob: Any, settings: Any) -> tuple[Match, Any, dict[str, Any]]:
+    """A live match, the seat to act's user, and the frame of its first legal action."""
     settings.DEAL_SEED = 4
-    m = new_casual(alice, bob)
-    for u in (alice, bob):
-        m.refresh_from_db()
-        act(m.pk, u, {"op": "start", "version": m.version}, timing.now_ms())
-    m.refresh_from_db()
+    m = live_casual(alice, bob)
     action = engine.legal_actions(engine.from_dict(m.state))[0]
-    mover = alice if action.player == 0 else bob
-    return m, mover, frame_for(action, m.version)
+    return m, (alice if action.player == 0 else bob), frame_for(action, m.version)
 
 
 def _version_seen_elsewhere(match_id: int) -> int:
