@@ -42,6 +42,12 @@ def begin() -> None:
     _marks.set({"received": time.perf_counter()})
 
 
+def end() -> None:
+    """The frame is handled (its consumer): what this context does next is not its work.
+    A change already made keeps the marks it carries."""
+    _marks.set(None)
+
+
 def current() -> dict[str, float] | None:
     """This frame's marks, if a frame is being handled here."""
     return _marks.get()

@@ -215,7 +215,12 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
     async def websocket_receive(self, message: dict[str, Any]) -> None:
         # Stamped where the transport read it (matches/clock/receipt.py), if it was.
         self._stamped_at = message.get("received_at")
-        await super().websocket_receive(message)
+        try:
+            await super().websocket_receive(message)
+        finally:
+            # A refused frame's marks must not be taken up by a later change made in
+            # this socket's context (its seat going away, say): stages.begin() again.
+            stages.end()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # The rules time every action on receipt: as the transport read it, else now.
