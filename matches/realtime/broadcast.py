@@ -130,6 +130,7 @@ async def _send_frames(change: Any) -> None:
         return
     in_process = isinstance(layer, InMemoryLayer)
     sends: list[tuple[str, dict[str, Any]]] = []
+    audiences: dict[str, str] = {}
     for audience in _urgent_first(change):
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
@@ -149,27 +150,35 @@ async def _send_frames(change: Any) -> None:
             # process's CPU while the load's JSON sockets spoke version 2.
             if not layer.groups.get(group):
                 continue
-            message["view"] = change.view(audience)
-            message["change"] = change
-            await layer.group_send(group, message)  # no I/O: nothing to wait on together
+            await layer.group_send(group, _local(message, change, audience))  # no I/O
         else:
             message["text"] = change.frame(audience)
             sends.append((group, message))
+            audiences[group] = audience
     if not sends:
         return
     # Every audience's frame in one round trip to Redis (matches/realtime/layers.py),
     # the seat to act's first; one after the other, the mover's opponent waited for the
-    # mover's own frame. A match's changes stay in order (the next change of the match
-    # waits for this one: _chain). A failure raises: the sweeper pushes it again.
+    # mover's own frame. This process's own sockets are handed the change as one
+    # process hands it (no Redis: with the proxy's match affinity, deploy/haproxy.cfg,
+    # both seats of a match are usually here). A match's changes stay in order (the
+    # next change of the match waits for this one: _chain). A failure raises: the
+    # sweeper pushes it again.
     many = getattr(layer, "group_send_many", None)
     if many is not None:
-        await many(sends)
+        await many(sends, lambda g, m: _local(m, change, audiences[g]))
         return
     for failed in await asyncio.gather(
         *(layer.group_send(g, m) for g, m in sends), return_exceptions=True
     ):
         if isinstance(failed, BaseException):
             raise failed  # the sweeper pushes the change again (_send_after)
+
+
+def _local(message: dict[str, Any], change: Any, audience: str) -> dict[str, Any]:
+    """The frame for this process's own sockets of ``audience``: the view itself (shared,
+    read-only) and the change, no text to decode."""
+    return {**message, "view": change.view(audience), "change": change}
 
 
 def _urgent_first(change: Any) -> list[str]:

@@ -14,7 +14,9 @@ and channels-redis's pub/sub layer with publishes that do not queue (Redis).
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from channels.exceptions import ChannelFull
@@ -70,6 +72,18 @@ class _Shard(RedisSingleShardConnection):  # type: ignore[misc]
         self._ensure_redis()  # no await in it: nothing can run in between
         await self._redis.publish(channel, message)
 
+    def _receive_message(self, message: dict[str, Any] | None) -> None:
+        # A change's frame this process published and has delivered to its own
+        # sockets already (``group_send_many``) comes back from Redis: dropped
+        # before it is even decoded. Another process's is passed on, less its mark.
+        if message is not None:
+            data = message["data"]
+            if data[:1] == ORIGIN_MARK:
+                if data.startswith(self.channel_layer.origin):
+                    return
+                message["data"] = data[ORIGIN_LEN:]
+        super()._receive_message(message)
+
     async def publish_many(self, pairs: list[tuple[str, bytes]]) -> None:
         """Each ``(channel, message)`` published, all in one round trip."""
         self._ensure_redis()
@@ -83,19 +97,52 @@ class _LoopLayer(RedisPubSubLoopLayer):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._shards = [_Shard(s.host, self) for s in self._shards]
+        # What this layer's messages are marked with (a layer per event loop: one
+        # loop's members are not another's, so each drops only its own).
+        self.origin = ORIGIN_MARK + os.urandom(ORIGIN_LEN - 1)
 
-    async def group_send_many(self, sends: list[tuple[str, dict[str, Any]]]) -> None:
+    async def group_send_many(
+        self,
+        sends: list[tuple[str, dict[str, Any]]],
+        local: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        # This process's own members of each group get their message at once, from
+        # here (``local`` makes theirs from the one for Redis: no encoding either way);
+        # Redis carries it to the other processes', marked as this process's so that
+        # its copy is dropped here when it comes back.
+        for group, message in sends:
+            members = self.groups.get(self._get_group_channel_name(group))
+            if members:
+                mine = local(group, message) if local is not None else message
+                for channel in members:
+                    queue = self.channels.get(channel)
+                    if queue is not None:
+                        queue.put_nowait(mine)
+        origin = self.origin
         by_shard: dict[_Shard, list[tuple[str, bytes]]] = {}
         for group, message in sends:
             name = self._get_group_channel_name(group)
             pairs = by_shard.setdefault(self._get_shard(name), [])
-            pairs.append((name, self.channel_layer.serialize(message)))
+            pairs.append((name, origin + self.channel_layer.serialize(message)))
         await asyncio.gather(*(shard.publish_many(p) for shard, p in by_shard.items()))
+
+
+# The first byte of a message published by :meth:`_LoopLayer.group_send_many` (a msgpack
+# message, a map, never begins with it), then the publishing process's 8 random bytes.
+ORIGIN_MARK = b"\x00"
+ORIGIN_LEN = 9
 
 
 class RedisPubSubLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
     """channels-redis's pub/sub layer, with :class:`_Shard`'s publishes, and
-    :meth:`group_send_many`: a change's frames to all its audiences in one round trip."""
+    :meth:`group_send_many`: a change's frames to all its audiences in one round trip,
+    to this process's own sockets without Redis."""
+
+    def deserialize(self, message: Any) -> Any:
+        # A message delivered in-process is the sender's dict itself (group_send_many).
+        if isinstance(message, dict):
+            return message
+        return super().deserialize(message)
 
     def _get_layer(self) -> _LoopLayer:
         loop = asyncio.get_running_loop()
@@ -106,6 +153,12 @@ class RedisPubSubLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
             _wrap_close(self, loop)
         return layer  # type: ignore[no-any-return]
 
-    async def group_send_many(self, sends: list[tuple[str, dict[str, Any]]]) -> None:
-        """``group_send`` of each ``(group, message)``, published together."""
-        await self._get_layer().group_send_many(sends)
+    async def group_send_many(
+        self,
+        sends: list[tuple[str, dict[str, Any]]],
+        local: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        """``group_send`` of each ``(group, message)``, published together to the other
+        processes; this process's members of a group are handed ``local(group, message)``
+        (or the message) directly, never through Redis."""
+        await self._get_layer().group_send_many(sends, local)

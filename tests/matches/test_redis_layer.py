@@ -89,3 +89,89 @@ async def test_a_changes_frames_reach_each_audience_in_one_round_trip(layer: Any
     for channel in (seat0, seat1, watch):
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(layer.receive(channel), 0.2)
+
+
+# --- a process's own sockets are served without Redis -------------------------------
+#
+# Two layers are two web processes (each its own connections to Redis and its own
+# sockets). A change's frames reach the sockets of the process that committed it
+# straight from that process, as the change itself (its view, not text to decode);
+# Redis carries them to the other process, and the committing process drops its own
+# copy when Redis sends it back.
+
+
+@pytest.fixture
+async def other(require_redis: str, layer: Any) -> Any:
+    """A second web process's layer, on the same Redis channels as ``layer``."""
+    made = RedisPubSubLayer(**{**layer._kwargs})
+    yield made
+    await made.flush()
+
+
+def _with_view(group: str, message: dict[str, Any]) -> dict[str, Any]:
+    return {**message, "view": {"for": group}}
+
+
+async def test_a_frame_reaches_this_process_s_socket_without_waiting_for_redis(
+    layer: Any,
+) -> None:
+    here = await _member(layer, "match.4.seat1")
+    shard = layer._get_layer()._shards[0]
+    asked, answered = asyncio.Event(), asyncio.Event()
+    publish_many = shard.publish_many
+
+    async def slow_publish(pairs: Any) -> Any:
+        asked.set()
+        await answered.wait()  # Redis is slow to take the publish
+        return await publish_many(pairs)
+
+    shard.publish_many = slow_publish
+    sending = asyncio.ensure_future(
+        layer.group_send_many([("match.4.seat1", {"type": "match.frame", "text": "t"})], _with_view)
+    )
+    try:
+        await asyncio.wait_for(asked.wait(), 5)
+        got = await asyncio.wait_for(layer.receive(here), 5)
+        assert not sending.done()  # Redis has not even been sent it
+        assert got == {"type": "match.frame", "text": "t", "view": {"for": "match.4.seat1"}}
+    finally:
+        answered.set()
+        await sending
+
+
+async def test_each_process_s_socket_gets_a_frame_once(layer: Any, other: Any) -> None:
+    here = await _member(layer, "match.5.seat0")
+    there = await _member(other, "match.5.seat0")
+    await layer.group_send_many(
+        [("match.5.seat0", {"type": "match.frame", "version": 1})], _with_view
+    )
+    # The other process's socket: Redis's copy, decoded (no view went through Redis).
+    assert await asyncio.wait_for(other.receive(there), 5) == {"type": "match.frame", "version": 1}
+    # The other process's next change, published after the first one came back from
+    # Redis: had this process not dropped its own copy, that copy would come first.
+    await other.group_send_many([("match.5.seat0", {"type": "match.frame", "version": 2})])
+    first = await asyncio.wait_for(layer.receive(here), 5)
+    assert first["version"] == 1 and first["view"] == {"for": "match.5.seat0"}
+    second = await asyncio.wait_for(layer.receive(here), 5)
+    assert second == {"type": "match.frame", "version": 2}  # not version 1 a second time
+    # And the other side got its own change once, from itself.
+    assert (await asyncio.wait_for(other.receive(there), 5))["version"] == 2
+
+
+async def test_a_group_with_no_socket_here_is_still_reached_through_redis(
+    layer: Any, other: Any
+) -> None:
+    there = await _member(other, "match.6.watch")
+    await layer.group_send_many(
+        [("match.6.watch", {"type": "match.frame", "version": 3})], _with_view
+    )
+    assert await asyncio.wait_for(other.receive(there), 5) == {"type": "match.frame", "version": 3}
+
+
+async def test_a_plain_group_send_of_this_process_still_comes_through_redis(layer: Any) -> None:
+    # Only a change's frames (group_send_many) are handed over in-process: a message
+    # sent the usual way (a session's end, the lobby's) reaches this process's sockets
+    # through Redis as before, never dropped as one already delivered.
+    here = await _member(layer, "user.7")
+    await layer.group_send("user.7", {"type": "session.ended"})
+    assert await asyncio.wait_for(layer.receive(here), 5) == {"type": "session.ended"}
