@@ -1,11 +1,15 @@
-"""A player's move through its transaction: it commits in the round trip of its own
-writes (PostgreSQL) and is published only once the COMMIT is answered; its JSON
+"""A player's move through its transaction: it opens with its row's read and commits
+in the round trip of its own writes (PostgreSQL: two answers of the database in all)
+and is published only once the COMMIT is answered; its JSON
 is written and read whole; and where it waited is told stage by stage."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -17,6 +21,7 @@ import engine
 from matches.models import Match
 from matches.play import stages, timing
 from matches.play.act import act
+from matches.play.errors import ServiceError
 from matches.signals import match_changed
 from tests.support import frame_for, live_casual
 
@@ -69,6 +74,76 @@ def test_a_move_is_committed_with_its_writes_and_published_after_the_commit(
     assert left_for_django == [psycopg.pq.TransactionStatus.IDLE]
     # Pushed once, and by then any other connection read the new version.
     assert seen_when_published == [m.version + 1]
+
+
+def _sent_by(run: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """What ``run`` returned, and each message this connection sent PostgreSQL that made
+    it wait for an answer (a simple ``Query`` or an extended protocol's ``Sync``), read
+    off libpq's own trace of the wire."""
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    fd, path = tempfile.mkstemp()
+    try:
+        pgconn.trace(fd)
+        pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            out = run()
+        finally:
+            pgconn.untrace()
+        with open(path) as f:
+            sent = [line.split("\t") for line in f if line.startswith("F\t")]
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return out, [
+        f[2].strip() + (" " + f[3].strip() if len(f) > 3 else "")
+        for f in sent
+        if f[2].strip() in ("Query", "Sync")
+    ]
+
+
+def test_a_move_waits_for_the_database_twice_its_begin_going_with_its_row(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    m, mover, frame = _live(alice, bob, settings)
+    out, waits = _sent_by(lambda: act(m.pk, mover, frame, timing.now_ms()))
+    assert out.error is None and out.change is not None
+    # The row's read with the BEGIN, then the writes with the COMMIT: nothing alone.
+    assert len(waits) == 2, waits
+    assert waits[0].startswith('Query "BEGIN') and "FOR UPDATE" in waits[0], waits
+    assert waits[1] == "Sync"
+    assert _version_seen_elsewhere(m.pk) == m.version + 1
+    # The connection is as Django left it: in autocommit, no transaction open.
+    assert connection.get_autocommit() and connection.connection.autocommit
+    assert connection.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_move_refused_after_its_row_was_read_leaves_nothing_open(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    m, mover, frame = _live(alice, bob, settings)
+    other = bob if mover == alice else alice
+
+    def out_of_turn() -> str:
+        with pytest.raises(ServiceError) as refused:
+            act(m.pk, other, frame, timing.now_ms())
+        return refused.value.code
+
+    code, waits = _sent_by(out_of_turn)
+    assert code == "not_your_turn"
+    assert waits[0].startswith('Query "BEGIN') and waits[-1].startswith('Query "ROLLBACK')
+    assert connection.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    assert connection.get_autocommit() and connection.connection.autocommit
+    assert _version_seen_elsewhere(m.pk) == m.version
+    # The next transaction on this connection is a transaction as any other: what it
+    # wrote is rolled back with it.
+    from django.db import transaction
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        Match.objects.filter(pk=m.pk).update(version=m.version + 50)
+        raise RuntimeError
+    assert _version_seen_elsewhere(m.pk) == m.version
+    assert act(m.pk, mover, frame, timing.now_ms()).error is None  # and the move is made
 
 
 def test_a_commit_that_fails_publishes_nothing_and_changes_nothing(
