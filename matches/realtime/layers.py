@@ -1,5 +1,6 @@
 """The channel layers: Channels' in-memory layer made to scale (the embedded default),
-and channels-redis's pub/sub layer with publishes that do not queue (Redis).
+and channels-redis's pub/sub layer with publishes that do not queue, whose change
+frames reach the publishing process's own sockets without Redis (Redis).
 
 - ``InMemoryChannelLayer`` walks every channel and every group to drop expired
   messages on every ``send`` and ``receive`` — with a few hundred sockets that
