@@ -129,7 +129,7 @@ class _LoopLayer(RedisPubSubLoopLayer):  # type: ignore[misc]
 
 
 # The first byte of a message published by :meth:`_LoopLayer.group_send_many` (a msgpack
-# message, a map, never begins with it), then the publishing process's 8 random bytes.
+# message, a map, never begins with it), then the publishing loop layer's 8 random bytes.
 ORIGIN_MARK = b"\x00"
 ORIGIN_LEN = 9
 
