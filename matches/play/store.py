@@ -29,6 +29,7 @@ import engine
 from matches.models import Match, MatchEvent
 from matches.play import jsontext, stages, timing
 from matches.play.audience import Change, audience_of, view_for
+from matches.play.compiled import OneRow
 from matches.play.errors import ServiceError
 from matches.play.timing import next_wakeup
 from matches.signals import match_changed
@@ -37,6 +38,10 @@ from matches.signals import match_changed
 def match_query() -> Any:
     """Matches with both players' rows, unordered: a read without a lock (views, a retried push)."""
     return Match.objects.select_related("player0", "player1").order_by()
+
+
+# A match with both players' rows by its id (every socket's first view), compiled once.
+_match_row = OneRow(lambda pk: match_query().filter(pk=pk), int)
 
 
 def locked_match(match_id: int, *, skip_locked: bool = False) -> Match | None:
@@ -340,7 +345,7 @@ def current_view(match_id: int, user: Any, *, watch: bool = False) -> tuple[Matc
     With ``watch``, anyone else gets the spectators' view (no hand at all, the
     settlement's hands only once a hand is over) instead of ``not_a_player``.
     """
-    m = next(iter(match_query().filter(pk=match_id)), None)
+    m = _match_row(int(match_id))
     if m is None:
         raise ServiceError("not_found", _("No such match."))
     if not m.seats_of(getattr(user, "pk", None)) and not watch:
@@ -351,7 +356,7 @@ def current_view(match_id: int, user: Any, *, watch: bool = False) -> tuple[Matc
 
 def current_change(match_id: int) -> Change | None:
     """Every audience's full frame as the match stands (a push retried after a failure)."""
-    m = next(iter(match_query().filter(pk=match_id)), None)
+    m = _match_row(int(match_id))
     if m is None:
         return None
     state = engine.from_dict(m.state) if m.state is not None else None

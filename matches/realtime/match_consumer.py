@@ -33,9 +33,11 @@ from django.utils.translation import gettext as _
 import engine
 from matches.clock import liveness, metrics, presence
 from matches.clock.outage import rejoin
+from matches.models import Match
 from matches.play import admission, db, dbpool, late_push, stages, timing
 from matches.play.act import PUSH_BOUND_MS, Outcome, act
 from matches.play.audience import audience_of, state_frame, view_for
+from matches.play.compiled import OneRow
 from matches.play.errors import ServiceError
 from matches.play.frames import REMATCH_OPS
 from matches.play.store import current_view
@@ -414,13 +416,14 @@ def _open(scope: dict[str, Any], match_id: int) -> tuple[Any, str | None] | None
 
     Anyone logged in who holds no seat watches: the spectators' audience.
     """
-    from matches.models import Match
-
     user = scope_user(scope)
     if user is None:
         return None
-    m = Match.objects.filter(pk=match_id).only("kind", "player0", "player1").first()
+    m = _seats_row(match_id)
     return user, None if m is None else audience_of(m, user.pk)
+
+
+_seats_row = OneRow(lambda pk: Match.objects.filter(pk=pk).only("kind", "player0", "player1"), int)
 
 
 def _first_view(

@@ -35,9 +35,15 @@ from django.contrib.auth import (
     get_user_model,
     load_backend,
 )
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.sessions.models import Session
+from django.core.exceptions import ValidationError
 from django.http import parse_cookie
 from django.http.request import split_domain_port, validate_host
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
+
+from matches.play.compiled import OneRow
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
@@ -121,23 +127,54 @@ def origin_allowed(scope: dict[str, Any]) -> bool:
     return theirs == own_origin(scope) or theirs in trusted
 
 
+_DB_SESSIONS = "django.contrib.sessions.backends.db"
+
+# A handshake's two reads, compiled once (``matches.play.compiled``): the session row
+# by its key, and the user by id.
+_session_row = OneRow(lambda key: Session.objects.filter(session_key=key), str)
+_user_row = OneRow(lambda pk: get_user_model()._default_manager.filter(pk=pk), int)
+
+
+def _session_data(session_key: str) -> dict[str, Any]:
+    """What the session holds (``{}``: no such session, or it expired), as its store
+    loads it; the database's sessions with one compiled read."""
+    engine = import_module(settings.SESSION_ENGINE)
+    if settings.SESSION_ENGINE != _DB_SESSIONS:
+        return dict(engine.SessionStore(session_key).load())
+    store = engine.SessionStore(session_key)
+    key = store.session_key
+    if key is None or not (key.isascii() and key.isalnum()):
+        return {}  # not a key the store would find (too short; not of its letters)
+    row = _session_row(key)
+    if row is None or row.expire_date <= timezone.now():  # as the store: expired is gone
+        return {}
+    return dict(store.decode(row.session_data))
+
+
+def _user_by_id(backend: Any, user_id: Any) -> Any | None:
+    """``backend.get_user(user_id)``; Django's own backend's with one compiled read."""
+    if type(backend).get_user is not ModelBackend.get_user or not isinstance(user_id, int):
+        return backend.get_user(user_id)
+    user = _user_row(user_id)
+    return user if user is not None and backend.user_can_authenticate(user) else None
+
+
 def user_for_session(session_key: str | None) -> Any | None:
     """The logged-in user of a session cookie, as ``django.contrib.auth.get_user`` finds it."""
     if not session_key:
         return None
-    engine = import_module(settings.SESSION_ENGINE)
-    session = engine.SessionStore(session_key)
+    session = _session_data(session_key)
     try:
         user_id = get_user_model()._meta.pk.to_python(session[SESSION_KEY])
         backend_path = session[BACKEND_SESSION_KEY]
-    except KeyError:
+    except (KeyError, ValidationError):
         return None
     if backend_path not in settings.AUTHENTICATION_BACKENDS:
         return None
     backend = load_backend(backend_path)
     if not hasattr(backend, "get_user"):
         return None
-    user = backend.get_user(user_id)
+    user = _user_by_id(backend, user_id)
     if user is None:
         return None
     # A password change logs out every other session (the session hash, as Django does).
