@@ -178,6 +178,18 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         # A (re)connection gets the whole current view.
         await self._send_view(view)
         self._note_turn(view.get("to_act"), pushed=True, since=self.opened_at)
+        credit = view["match"].get("credit") or {}
+        if credit.get("rejoin_until") and view.get("to_act") in seats:
+            # Back after our outage, perhaps the seat whose decision it cut: the time
+            # until now is given back (a new version, pushed: its clock reads right),
+            # and the seat stays held until its first action, given the time since: at
+            # 200 matches a view sent in the reconnect wave reached its player up to
+            # 15 s later (our loop's backlog, the proxy's queue), and a hold ended at
+            # the handshake charged that (1.1–1.8 million ms in a drill). A seat not to
+            # act has nothing to be given yet (its decision, if it comes while it is
+            # held, is given at its first action): its row is not locked for nothing,
+            # half of a reconnect wave's 1,000 locks at 500 matches.
+            await db.run(functools.partial(rejoin, hold=True), self.match_id, self.user)
 
     def _watched(self) -> int | None:
         return self.match_id if self.audience == "watch" else None
@@ -418,34 +430,13 @@ def _first_view(
     scope: dict[str, Any], match_id: int, user: Any, audience: str, seats: list[int], socket: str
 ) -> tuple[bool, dict[str, Any] | None]:
     """Whether the socket's session still holds now that it joined its user's group, and
-    if so its first full view (``None``: the match is gone) — for the seat to act back
-    after our outage, the view with the time given back; its seats are noted as held
+    if so its first full view (``None``: the match is gone); its seats are noted as held
     by this process."""
     if not session_holds(scope, user.pk):
         return False, None
     if seats:
         presence.here(match_id, seats, timing.now_ms(), socket=socket)
-    view = _current(match_id, user, audience)
-    if view is not None and _rejoining(view, seats) and rejoin(match_id, user, hold=True):
-        # Back after our outage, the seat whose decision it cut: the time until now is
-        # given back and the seat stays held until its first action, given the time
-        # since: at 200 matches a view sent in the reconnect wave reached its player up
-        # to 15 s later (our loop's backlog, the proxy's queue), and a hold ended at the
-        # handshake charged that (1.1–1.8 million ms in a drill). The first view is the
-        # version with the time given back: the push of that change to this socket is
-        # skipped as already sent, and no third trip to the match threads is made for
-        # it (a reconnect wave at 500 matches has 500 of them).
-        view = _current(match_id, user, audience)
-    return True, view
-
-
-def _rejoining(view: dict[str, Any], seats: list[int]) -> bool:
-    """Whether the seat to act is one of ``seats``, held since our outage: its time is
-    given back now. A seat not to act has nothing to be given yet (its decision, if it
-    comes while it is held, is given at its first action): its row is not locked for
-    nothing, half of a reconnect wave's 1,000 locks at 500 matches."""
-    credit = view["match"].get("credit") or {}
-    return bool(credit.get("rejoin_until")) and view.get("to_act") in seats
+    return True, _current(match_id, user, audience)
 
 
 def _current(match_id: int, user: Any, audience: str) -> dict[str, Any] | None:
