@@ -37,6 +37,14 @@ log = logging.getLogger("config.serve")
 
 WS_MAX_MESSAGE = 64 * 1024  # the transport limit (MAX_FRAME_BYTES is the app's)
 WS_HANDSHAKE_TIMEOUT_S = 20  # a socket handshake not accepted by then is dropped
+# Connections the kernel completes and keeps in line while the loop is busy (the
+# listen backlog; Linux caps it at net.core.somaxconn, 4096 on Debian). Twisted's
+# default, 50, overflowed in the drill at 500 matches (TcpExtListenOverflows): the
+# process carrying every match after the other one's fault took the reconnect wave
+# more slowly than the proxy sent it, the kernel dropped the SYNs past 50, and each
+# dropped one cost its socket a retransmit (1 s, then 3 s), HAProxy's connect timeout
+# and a retry.
+LISTEN_BACKLOG = 1024
 SHUTDOWN_S = 10.0  # the whole shutdown, start to exit
 DRAIN_S = 3.0  # of which: waiting for sockets to close after the 1012
 LEAVE_HOLD_S = 4.0  # of which, before the 1012: holding the seats this process holds
@@ -85,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
 
     server = WebServer(
         application=application,
-        endpoints=[f"tcp:port={args.port}:interface={args.host}"],
+        endpoints=[f"tcp:port={args.port}:interface={args.host}:backlog={LISTEN_BACKLOG}"],
         signal_handlers=False,
         websocket_max_message_size=WS_MAX_MESSAGE,
         websocket_max_frame_size=WS_MAX_MESSAGE,

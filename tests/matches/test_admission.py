@@ -257,6 +257,42 @@ def test_a_live_matchs_work_goes_before_waiting_handshakes_on_the_match_threads(
         pool.shutdown()
 
 
+def _order_served(handshake_age_s: float) -> list[str]:
+    """What one busy match thread serves next when three handshakes, four moves and a
+    lobby read wait, the handshakes first in line."""
+    pool = dbpool.PriorityExecutor(1, thread_name_prefix="test-db", handshake_age_s=handshake_age_s)
+    busy, gate = threading.Event(), threading.Event()
+    order: list[str] = []
+    try:
+        pool.submit(lambda: (busy.set(), gate.wait()))
+        assert busy.wait(timeout=5)  # the one thread is busy before anything queues
+        with dbpool.lane(dbpool.HANDSHAKE):
+            calls = [pool.submit(order.append, f"handshake{i}") for i in range(3)]
+        with dbpool.lane(dbpool.BACKGROUND):
+            calls.append(pool.submit(order.append, "lobby"))
+        calls += [pool.submit(order.append, f"move{i}") for i in range(4)]
+        gate.set()
+        for f in calls:
+            f.result(timeout=5)
+        return order
+    finally:
+        pool.shutdown()
+
+
+def test_a_handshake_kept_waiting_by_endless_moves_is_let_in_every_other_turn() -> None:
+    # After one web process's fault the other carries every match: its threads never
+    # run out of moves, and with strict priority a reconnecting socket's reads waited
+    # until play thinned (sockets back 10-20 s after the process was healthy). Handshakes
+    # that have not waited long yet still go after the live match's frames.
+    assert _order_served(handshake_age_s=60) == [
+        "move0", "move1", "move2", "move3", "handshake0", "handshake1", "handshake2", "lobby",
+    ]  # fmt: skip
+    # Kept waiting (an age of 0: every waiting handshake is past it): one in two turns.
+    assert _order_served(handshake_age_s=0) == [
+        "handshake0", "move0", "handshake1", "move1", "handshake2", "move2", "move3", "lobby",
+    ]  # fmt: skip
+
+
 def test_frames_queued_is_the_fullest_socket() -> None:
     class Q:
         def __init__(self, n: int) -> None:
