@@ -60,12 +60,13 @@ def credit_outage(start_ms: int, end_ms: int) -> list[int]:
 
 
 def _credit_all(start_ms: int, end_ms: int) -> list[int]:
-    ids = list(
-        Match.objects.select_for_update()
-        .filter(status__in=OPEN_STATUSES)
-        .order_by("pk")
-        .values_list("pk", flat=True)
+    # Each row read whole as it is locked: at 500 matches a second read of each
+    # (already locked) and a savepoint around each were two thirds of the credit's
+    # second, which a restart of the whole tier waits for before it listens.
+    matches = list(
+        Match.objects.select_for_update().filter(status__in=OPEN_STATUSES).order_by("pk")
     )
+    ids = [m.pk for m in matches]
     changed = []
     # However long the wave takes (a loaded machine brought the last of 100 matches'
     # sockets back 20 s after the restart): a seat that is back ends its hold at once,
@@ -74,9 +75,9 @@ def _credit_all(start_ms: int, end_ms: int) -> list[int]:
     rejoin_ms = min(rejoin_ms, OUTAGE_VOID_AFTER_MS)
     # Turns that had reached their sockets late before the outage: that wait first.
     lates = late_push.read([(pk, seat) for pk in ids for seat in (0, 1)])
-    for pk in ids:
-        if _credit_one(pk, start_ms, end_ms, rejoin_ms, lates):
-            changed.append(pk)
+    for m in matches:
+        if _credit_one(m, start_ms, end_ms, rejoin_ms, lates):
+            changed.append(m.pk)
     if changed:
         log.warning(
             "outage of %d ms (%d → %d) credited to matches %s",
@@ -89,59 +90,58 @@ def _credit_all(start_ms: int, end_ms: int) -> list[int]:
 
 
 def _credit_one(
-    match_id: int,
+    m: Match,
     start_ms: int,
     end_ms: int,
     rejoin_ms: int | None = None,
     lates: dict[tuple[int, int], late_push.Late] | None = None,
 ) -> bool:
-    with transaction.atomic():
-        m = locked_match(match_id)
-        if m is None or m.is_over:
-            return False
-        state = engine.from_dict(m.state) if m.state is not None else None
-        if m.status == Match.Status.LIVE and end_ms - start_ms > OUTAGE_VOID_AFTER_MS:
-            void_locked(m, state, VOID_OUTAGE, end_ms)
-            return True
-        before = state
-        events: list[dict[str, Any]] = []
-        if state is not None and state.to_act is not None and engine.deadline(state) is not None:
-            late = (lates or {}).get((match_id, state.to_act))
-            state = credit_late_pushed(m, state, state.to_act, late, end_ms, events, until=start_ms)
-        # Time already given back (a killed peer's seats, a rejoin) is not given twice.
-        start_ms = max(start_ms, given_through(m) or start_ms)
-        if start_ms >= end_ms:
-            return _save_pushes(m, state, events, before, end_ms)
-        event: dict[str, Any] = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms}
-        if state is not None and engine.deadline(state) is not None:
-            state, ms = engine.credit(state, start_ms, end_ms)
-            event.update(ms=ms, player=state.to_act)
-        elif m.ready_deadline_ms is not None and m.ready_deadline_ms > start_ms:
-            ms = end_ms - start_ms
-            m.ready_deadline_ms += ms
-            event.update(ms=ms, player=None, window=True)
-        else:
-            return _save_pushes(m, state, events, before, end_ms)
-        if not event["ms"]:
-            return _save_pushes(m, state, events, before, end_ms)
-        credit = LastCredit(ms=event["ms"], seat=event["player"], to=end_ms, through=end_ms)
-        people = tuple(s for s in (0, 1) if s != m.computer_seat)
-        window = conf.outage_rejoin_ms() if rejoin_ms is None else rejoin_ms
-        if credit.seat is not None and credit.seat != m.computer_seat:
-            # A person's socket must come back too (settings.OUTAGE_REJOIN_MS): every
-            # person's seat is away until its socket is back.
-            assert state is not None
-            credit = replace(
-                credit, start=state.decision_start, rejoin_until=end_ms + window, away=people
-            )
-        elif credit.seat is None and m.status == Match.Status.LIVE and state is not None:
-            # The outage hit between hands (次へ's window moved on). The seat that had
-            # pressed 次へ may still be in the wave when the other presses it and moves:
-            # its first decision of the new hand is held until it is back, the same way.
-            credit = replace(credit, rejoin_until=end_ms + window, away=people)
-        credit.save_to(m)
-        save_change(m, state, [*events, event], before=before, now=end_ms)
+    """Give match ``m`` (its row locked by this transaction) the outage back."""
+    if m.is_over:
+        return False
+    state = engine.from_dict(m.state) if m.state is not None else None
+    if m.status == Match.Status.LIVE and end_ms - start_ms > OUTAGE_VOID_AFTER_MS:
+        void_locked(m, state, VOID_OUTAGE, end_ms)
         return True
+    before = state
+    events: list[dict[str, Any]] = []
+    if state is not None and state.to_act is not None and engine.deadline(state) is not None:
+        late = (lates or {}).get((m.pk, state.to_act))
+        state = credit_late_pushed(m, state, state.to_act, late, end_ms, events, until=start_ms)
+    # Time already given back (a killed peer's seats, a rejoin) is not given twice.
+    start_ms = max(start_ms, given_through(m) or start_ms)
+    if start_ms >= end_ms:
+        return _save_pushes(m, state, events, before, end_ms)
+    event: dict[str, Any] = {"type": "credit", "from": start_ms, "to": end_ms, "t": end_ms}
+    if state is not None and engine.deadline(state) is not None:
+        state, ms = engine.credit(state, start_ms, end_ms)
+        event.update(ms=ms, player=state.to_act)
+    elif m.ready_deadline_ms is not None and m.ready_deadline_ms > start_ms:
+        ms = end_ms - start_ms
+        m.ready_deadline_ms += ms
+        event.update(ms=ms, player=None, window=True)
+    else:
+        return _save_pushes(m, state, events, before, end_ms)
+    if not event["ms"]:
+        return _save_pushes(m, state, events, before, end_ms)
+    credit = LastCredit(ms=event["ms"], seat=event["player"], to=end_ms, through=end_ms)
+    people = tuple(s for s in (0, 1) if s != m.computer_seat)
+    window = conf.outage_rejoin_ms() if rejoin_ms is None else rejoin_ms
+    if credit.seat is not None and credit.seat != m.computer_seat:
+        # A person's socket must come back too (settings.OUTAGE_REJOIN_MS): every
+        # person's seat is away until its socket is back.
+        assert state is not None
+        credit = replace(
+            credit, start=state.decision_start, rejoin_until=end_ms + window, away=people
+        )
+    elif credit.seat is None and m.status == Match.Status.LIVE and state is not None:
+        # The outage hit between hands (次へ's window moved on). The seat that had
+        # pressed 次へ may still be in the wave when the other presses it and moves:
+        # its first decision of the new hand is held until it is back, the same way.
+        credit = replace(credit, rejoin_until=end_ms + window, away=people)
+    credit.save_to(m)
+    save_change(m, state, [*events, event], before=before, now=end_ms)
+    return True
 
 
 def _save_pushes(

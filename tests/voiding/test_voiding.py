@@ -531,12 +531,12 @@ def test_an_outage_credit_locks_every_open_match_before_crediting_the_first(
         finally:
             connection.close()
 
-    def spying(match_id: int, *args: Any) -> bool:
-        if match_id == first.pk:  # the loop's first match: is the last one locked already?
+    def spying(m: Match, *args: Any) -> bool:
+        if m.pk == first.pk:  # the loop's first match: is the last one locked already?
             t = threading.Thread(target=try_last)
             t.start()
             t.join()
-        return credit_one(match_id, *args)
+        return credit_one(m, *args)
 
     monkeypatch.setattr(outage, "_credit_one", spying)
     now = timing.now_ms()
