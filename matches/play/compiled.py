@@ -69,7 +69,6 @@ class _Plan:
         self.span = slice(fields[0], fields[-1] + 1)
         self.names = [f[0].target.attname for f in select[self.span]]
         self.populators = get_related_populators(klass_info, select, conn.alias)
-
         self.kinds = [type(self.params[slot]) for slot in self.slots]
 
     def with_values(self, values: tuple[Any, ...]) -> list[Any] | None:
