@@ -140,6 +140,7 @@ def credit_dead(dead: str, last_beat_ms: int, now_ms: int, alive: list[str]) -> 
     changed = []
     with transaction.atomic():
         locked = _lock_matches({m for m, _ in held})
+        only_held: dict[int, Any] = {}
         for (match_id, seat), _at in sorted(
             held.items(), key=lambda kv: _acting_first(locked, kv[0])
         ):
@@ -151,9 +152,10 @@ def credit_dead(dead: str, last_beat_ms: int, now_ms: int, alive: list[str]) -> 
             m = locked.get(match_id)
             late = lates.get((match_id, seat))
             if m is not None and _credit_locked(
-                m, seat, last_beat_ms, end, waiting=True, late=late
+                m, seat, last_beat_ms, end, waiting=True, late=late, only_held=only_held
             ):
                 changed.append(match_id)
+        _save_held(only_held)
     # The dead process may have committed a change and died before pushing it: the
     # seats on live processes would wait on the version before it until something else
     # moved (the drill at 500 matches, one web process killed: 21 seats a version
@@ -204,10 +206,21 @@ def _lock_matches(ids: set[int]) -> dict[int, Any]:
 
 
 def _credit_locked(
-    m: Any, seat: int, start_ms: int, end_ms: int, *, waiting: bool, late: Late | None = None
+    m: Any,
+    seat: int,
+    start_ms: int,
+    end_ms: int,
+    *,
+    waiting: bool,
+    late: Late | None = None,
+    only_held: dict[int, Any] | None = None,
 ) -> bool:
     """:func:`credit_away` of match ``m``, whose row this transaction holds locked;
-    ``late``: the seat's turn had reached its socket late (given first, up to ``start_ms``)."""
+    ``late``: the seat's turn had reached its socket late (given first, up to ``start_ms``).
+
+    ``only_held``: a match whose seat is only held (no time given, no event) is put
+    there, to be written with the others in one statement (:func:`_save_held`), not
+    saved on its own."""
     from dataclasses import replace
 
     import engine
@@ -270,10 +283,25 @@ def _credit_locked(
         event.update(player=seat, socket=True)
         events.append(event)
     if not events:
-        m.save(update_fields=["last_credit"])
+        if only_held is None:
+            m.save(update_fields=["last_credit"])
+        else:
+            only_held[m.pk] = m
         return False
+    if only_held is not None:
+        only_held.pop(m.pk, None)  # its row is written whole now (save_change)
     save_change(m, state, events, before=before, now=end_ms)
     return True
+
+
+def _save_held(matches: dict[int, Any]) -> None:
+    """Write the holds of ``matches`` (their ``last_credit``), in one statement. A
+    process stopping with 900 seats held them one UPDATE each, about a second before
+    its sockets could close (the drill at 500 matches)."""
+    from matches.models import Match
+
+    if matches:
+        Match.objects.bulk_update(list(matches.values()), ["last_credit"])
 
 
 def hold_leaving(process: str, at_ms: int) -> int:
@@ -293,10 +321,20 @@ def hold_leaving(process: str, at_ms: int) -> int:
         with transaction.atomic():
             locked = _lock_matches({m for m, _ in held})
             lates = late_push.read(list(held))
+            only_held: dict[int, Any] = {}
             for match_id, seat in sorted(held, key=lambda key: _acting_first(locked, key)):
                 if match_id in locked:
                     late = lates.get((match_id, seat))
-                    _credit_locked(locked[match_id], seat, at_ms, at_ms, waiting=True, late=late)
+                    _credit_locked(
+                        locked[match_id],
+                        seat,
+                        at_ms,
+                        at_ms,
+                        waiting=True,
+                        late=late,
+                        only_held=only_held,
+                    )
+            _save_held(only_held)
     except Exception:
         log.exception("the seats of process %s were not held for the restart", process)
     return len(held)
