@@ -20,7 +20,6 @@ a reconnecting socket always gets the whole current view.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from typing import Any
@@ -132,7 +131,6 @@ async def _send_frames(change: Any) -> None:
     in_process = isinstance(layer, InMemoryLayer)
     sends: list[tuple[str, dict[str, Any]]] = []
     audiences: dict[str, str] = {}
-    local = _LocalFrames(change)
     for audience in _urgent_first(change):
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
@@ -152,7 +150,7 @@ async def _send_frames(change: Any) -> None:
             # process's CPU while the load's JSON sockets spoke version 2.
             if not layer.groups.get(group):
                 continue
-            await layer.group_send(group, local(message, audience))  # no I/O
+            await layer.group_send(group, _local(message, change, audience))  # no I/O
         else:
             message["text"] = change.frame(audience)
             sends.append((group, message))
@@ -168,7 +166,7 @@ async def _send_frames(change: Any) -> None:
     # sweeper pushes it again.
     many = getattr(layer, "group_send_many", None)
     if many is not None:
-        await many(sends, lambda g, m: local(m, audiences[g]))
+        await many(sends, lambda g, m: _local(m, change, audiences[g]))
         return
     for failed in await asyncio.gather(
         *(layer.group_send(g, m) for g, m in sends), return_exceptions=True
@@ -177,61 +175,16 @@ async def _send_frames(change: Any) -> None:
             raise failed  # the sweeper pushes the change again (_send_after)
 
 
-# How long this process's other sockets of a change (the mover's own, spectators) wait
-# for a socket of the seat to act to be sent it first, at most.
-URGENT_FIRST_S = 0.05
-
-
-class _LocalFrames:
-    """The frames of one change for this process's own sockets, audience by audience in
-    :func:`_urgent_first`'s order: the view itself (shared, read-only) and the change,
-    no text to decode.
-
-    If the seat to act has sockets here, the other audiences' frames carry an event
-    (``after``) that its frame (``urgent``) sets once a socket of it has been sent the
-    change: their consumers wait for it (at most :data:`URGENT_FIRST_S`). Without it
-    the mover's own socket, already awake on the loop as its move's call returned, took
-    its frame first: on an idle server the opponent's frame waited for the mover's page
-    to be rendered (1.3 ms of a 6 ms move), and its clock was running."""
-
-    def __init__(self, change: Any) -> None:
-        self.change = change
-        self.urgent = _to_act_audience(change)
-        self.sent: asyncio.Event | None = None
-
-    def __call__(self, message: dict[str, Any], audience: str) -> dict[str, Any]:
-        frame = {**message, "view": self.change.view(audience), "change": self.change}
-        if audience == self.urgent:
-            self.sent = frame["urgent"] = asyncio.Event()
-        elif self.sent is not None:
-            frame["after"] = self.sent
-        return frame
-
-
-async def urgent_first(event: dict[str, Any]) -> None:
-    """Wait (briefly) until the seat to act here has been sent this change (a consumer,
-    before it sends a frame of :class:`_LocalFrames` that is not the seat to act's)."""
-    sent = event.get("after")
-    if sent is not None and not sent.is_set():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(sent.wait(), URGENT_FIRST_S)
-
-
-def urgent_sent(event: dict[str, Any]) -> None:
-    """The seat to act's socket here has been sent this change (or will never be)."""
-    sent = event.get("urgent")
-    if sent is not None:
-        sent.set()
-
-
-def _to_act_audience(change: Any) -> str | None:
-    seat = getattr(change, "to_act", None)
-    return f"seat{seat}" if seat in (0, 1) else None
+def _local(message: dict[str, Any], change: Any, audience: str) -> dict[str, Any]:
+    """The frame for this process's own sockets of ``audience``: the view itself (shared,
+    read-only) and the change, no text to decode."""
+    return {**message, "view": change.view(audience), "change": change}
 
 
 def _urgent_first(change: Any) -> list[str]:
     """The audiences, the seat whose turn the change began first: its clock runs."""
-    to_act = _to_act_audience(change)
+    seat = getattr(change, "to_act", None)
+    to_act = f"seat{seat}" if seat in (0, 1) else None
     return sorted(change.audiences, key=lambda a: a != to_act)
 
 

@@ -299,13 +299,6 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
 
     async def match_frame(self, event: dict[str, Any]) -> None:
         """A committed change, pushed by ``realtime.broadcast`` to this socket's audience."""
-        await broadcast.urgent_first(event)  # the seat to act's socket first, if here
-        try:
-            await self._match_frame(event)
-        finally:
-            broadcast.urgent_sent(event)
-
-    async def _match_frame(self, event: dict[str, Any]) -> None:
         if isinstance(event.get("t"), int):  # how long the change took to reach us
             admission.note_push_delay(timing.now_ms() - event["t"])
         if event["version"] <= self.sent_version:
