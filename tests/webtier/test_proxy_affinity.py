@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.server
 import os
 import shutil
+import socket
 import subprocess
 import threading
 import urllib.request
@@ -63,9 +64,15 @@ def proxy(tmp_path: Path) -> Iterator[str]:
         "WEB1_PORT": str(ports["web1"]),
         "WEB2_PORT": str(ports["web2"]),
     }
+    # The real configuration, and a stats socket for this test: the match affinity is
+    # bounded (hash-balance-factor), so a connection the proxy still counts from the
+    # previous request may send the next elsewhere; each request waits until none is.
+    stats = tmp_path / "stats.sock"
+    extra = tmp_path / "stats.cfg"
+    extra.write_text(f"global\n    stats socket {stats}\n")
     log = (tmp_path / "haproxy.log").open("w")
     proc = subprocess.Popen(
-        ["haproxy", "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")],
+        ["haproxy", "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg"), "-f", str(extra)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -81,6 +88,7 @@ def proxy(tmp_path: Path) -> Iterator[str]:
                 return False
 
         wait_for(both_up, 10, "HAProxy with both servers up")
+        _STATS[base] = stats
         yield base
     finally:
         proc.terminate()
@@ -91,7 +99,28 @@ def proxy(tmp_path: Path) -> Iterator[str]:
             server.server_close()
 
 
+_STATS: dict[str, Path] = {}
+
+
+def _open_sessions(stats: Path) -> int:
+    """Sessions the proxy's servers still count (its stats socket's ``scur``)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(stats))
+        s.sendall(b"show stat\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    lines = data.decode().splitlines()
+    head = lines[0].lstrip("# ").split(",")
+    scur, sv = head.index("scur"), head.index("svname")
+    rows = [line.split(",") for line in lines[1:] if line]
+    return sum(int(r[scur] or 0) for r in rows if r[sv] not in ("FRONTEND", "BACKEND"))
+
+
 def _get(base: str, path: str) -> str:
+    stats = _STATS.get(base)
+    if stats is not None:
+        wait_for(lambda: _open_sessions(stats) == 0, 5, "the proxy's last request closed")
     with urllib.request.urlopen(base + path, timeout=5) as r:  # noqa: S310 - our own proxy
         return str(r.read().decode())
 
