@@ -145,6 +145,11 @@ def _match_threads_let_go() -> Iterator[None]:
     yield
     import sys
 
+    computer = sys.modules.get("matches.lobby.computer")
+    if computer is not None:
+        # A computer's move waiting for its release time would fire in a later test,
+        # its thread using this test's connections after they are gone.
+        computer.shutdown(wait_s=30)
     db = sys.modules.get("matches.play.db")  # only if a test used them
     if db is not None:
         db.close_connections()

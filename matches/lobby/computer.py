@@ -195,18 +195,27 @@ def _release(turn: ComputerTurn, frame: dict[str, Any]) -> None:
         close_old_connections()
 
 
-def shutdown() -> None:
-    """Stop the pools (a worker or web process stopping)."""
+def shutdown(*, wait_s: float = 0.0) -> None:
+    """Stop the pools (a worker or web process stopping).
+
+    With ``wait_s``, a decision already being made or released is waited for (up to
+    that long each), and one it timed meanwhile is cancelled too: a test ends with no
+    thread of the computer's still using the database it is about to drop."""
     global _threads, _processes
-    with _lock:
-        threads, processes = _threads, _processes
-        _threads = _processes = None
-        for timer in _timers:
-            timer.cancel()  # a decision not released yet: the next process asks again
-        _timers.clear()
-    for pool in (threads, processes):
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+    for _round in range(3 if wait_s > 0 else 1):
+        with _lock:
+            pools = [p for p in (_threads, _processes) if p is not None]
+            _threads = _processes = None
+            timers = list(_timers)
+            for timer in timers:
+                timer.cancel()  # a decision not released yet: the next process asks again
+            _timers.clear()
+        for pool in pools:
+            pool.shutdown(wait=wait_s > 0, cancel_futures=True)
+        for timer in timers if wait_s > 0 else ():
+            timer.join(wait_s)  # a cancelled one ends at once; one firing, once released
+        if not pools and not timers:
+            return
 
 
 @dataclass(frozen=True)

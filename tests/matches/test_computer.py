@@ -8,6 +8,7 @@ in the database, so a restart loses nothing.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -176,3 +177,54 @@ def test_history_shows_the_computer_with_a_robot_and_its_level(
     # On the match page too, with the robot next to its name.
     match_page = client.get(f"/matches/{m.pk}/").content.decode()
     assert "コンピューター（中級）" in match_page and "computer-2<" not in match_page
+
+
+def test_stopping_leaves_no_computer_move_to_fire_later(
+    alice: Any, quick: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision being made when its process stops (or a test ends) is waited for, and
+    the move it then timed for its release is cancelled: no thread of the computer's
+    plays into the match afterwards (nor uses a test database already dropped)."""
+    quick.COMPUTER_PAUSE_MS = (0, 5000)  # released 5 s after its decision began
+    m = computer.play(alice, 2)
+    seat = _human_seat(m, alice)
+    act(m.pk, alice, {"op": "start", "version": m.version}, timing.now_ms())
+    m = _m(m.pk)
+    state = engine.from_dict(m.state)
+    if state.to_act == seat:
+        act(m.pk, alice, frame_for(engine.legal_actions(state)[0], m.version),
+            timing.now_ms())  # fmt: skip
+        m = _m(m.pk)
+    deciding, go_on = threading.Event(), threading.Event()
+    real = computer.bots.decide
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        deciding.set()
+        go_on.wait(WAIT_S)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(computer.bots, "decide", slow)
+    turn = computer.computer_turn(m.pk, m.version)
+    assert turn is not None and turn.release_at > timing.now_ms()
+    assert computer.dispatch(turn)
+    assert deciding.wait(WAIT_S)
+
+    stopper = threading.Thread(target=computer.shutdown, kwargs={"wait_s": WAIT_S})
+    stopper.start()
+    go_on.set()  # the decision ends while the process is stopping, and times its move
+    stopper.join(WAIT_S)
+    assert not stopper.is_alive()
+
+    def computer_threads() -> list[threading.Thread]:
+        return [
+            t
+            for t in threading.enumerate()
+            if t.is_alive()
+            and (
+                t.name.startswith(("computer", "bots"))
+                or getattr(t, "function", None) is computer._release
+            )
+        ]
+
+    assert computer_threads() == []
+    assert _m(m.pk).version == m.version  # nothing played, nothing left to play
