@@ -72,6 +72,7 @@ _in_flight: dict[tuple[int, int], float] = {}
 _threads: ThreadPoolExecutor | None = None
 _timers: set[threading.Timer] = set()  # decisions waiting for their release time
 _processes: Executor | None = None
+_let_go: list[Executor] = []  # pools shut down without waiting, until one waits for them
 
 
 def account(level: int) -> Any:
@@ -198,9 +199,10 @@ def _release(turn: ComputerTurn, frame: dict[str, Any]) -> None:
 def shutdown(*, wait_s: float = 0.0) -> None:
     """Stop the pools (a worker or web process stopping).
 
-    With ``wait_s``, a decision already being made or released is waited for (up to
-    that long each), and one it timed meanwhile is cancelled too: a test ends with no
-    thread of the computer's still using the database it is about to drop."""
+    With ``wait_s``, a decision still being made or released is waited for (up to that
+    long each), also one whose pool an earlier ``shutdown`` let go without waiting, and a
+    move it timed meanwhile is cancelled too: a test ends with no thread of the
+    computer's still using the database it is about to drop."""
     global _threads, _processes
     for _round in range(3 if wait_s > 0 else 1):
         with _lock:
@@ -210,6 +212,11 @@ def shutdown(*, wait_s: float = 0.0) -> None:
             for timer in timers:
                 timer.cancel()  # a decision not released yet: the next process asks again
             _timers.clear()
+            if wait_s > 0:
+                pools += _let_go
+                _let_go.clear()
+            else:
+                _let_go.extend(pools)
         for pool in pools:
             pool.shutdown(wait=wait_s > 0, cancel_futures=True)
         for timer in timers if wait_s > 0 else ():
