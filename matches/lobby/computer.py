@@ -197,7 +197,8 @@ def _release(turn: ComputerTurn, frame: dict[str, Any]) -> None:
 
 
 def shutdown(*, wait_s: float = 0.0) -> None:
-    """Stop the pools (a worker or web process stopping).
+    """Stop the pools (tests; a process that stops needs nothing of it: its timers are
+    daemon threads, and the next process's sweeper asks for the decision again).
 
     With ``wait_s``, a decision still being made or released is waited for (up to that
     long each), also one whose pool an earlier ``shutdown`` let go without waiting, and a
