@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ import pytest
 
 from config import proxy_errors
 from tests.conftest import unavailable
-from tests.processes import ROOT, free_port
+from tests.processes import ROOT, free_port, wait_for
 
 
 def test_the_committed_pages_are_what_the_templates_render_now() -> None:
@@ -90,16 +89,18 @@ def tier_down(tmp_path: Path) -> Iterator[tuple[str, list[int]]]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 10
-        while True:
+
+        def answers() -> bool:  # any HTTP answer (503: nothing behind it)
             assert proc.poll() is None, (tmp_path / "haproxy.log").read_text()
             try:
                 urllib.request.urlopen(base + "/", timeout=2)  # noqa: S310 - our own proxy
             except urllib.error.HTTPError:
-                break  # it answers (503: nothing behind it)
+                return True
             except OSError:
-                assert time.monotonic() < deadline, "HAProxy did not listen"
-                time.sleep(0.05)
+                return False
+            return True
+
+        wait_for(answers, 10, "HAProxy listening")
         yield base, web
     finally:
         proc.terminate()
