@@ -20,6 +20,7 @@ a reconnecting socket always gets the whole current view.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from typing import Any
@@ -131,6 +132,7 @@ async def _send_frames(change: Any) -> None:
     in_process = isinstance(layer, InMemoryLayer)
     sends: list[tuple[str, dict[str, Any]]] = []
     audiences: dict[str, str] = {}
+    gate = UrgentFirst(_urgent_audience(change))
     for audience in _urgent_first(change):
         group = group_name(change.match_id, audience)
         message: dict[str, Any] = {"type": "match.frame", "version": change.version}
@@ -150,7 +152,7 @@ async def _send_frames(change: Any) -> None:
             # process's CPU while the load's JSON sockets spoke version 2.
             if not layer.groups.get(group):
                 continue
-            await layer.group_send(group, _local(message, change, audience))  # no I/O
+            await layer.group_send(group, _local(message, change, audience, gate))  # no I/O
         else:
             message["text"] = change.frame(audience)
             sends.append((group, message))
@@ -166,7 +168,7 @@ async def _send_frames(change: Any) -> None:
     # sweeper pushes it again.
     many = getattr(layer, "group_send_many", None)
     if many is not None:
-        await many(sends, lambda g, m: _local(m, change, audiences[g]))
+        await many(sends, lambda g, m: _local(m, change, audiences[g], gate))
         return
     for failed in await asyncio.gather(
         *(layer.group_send(g, m) for g, m in sends), return_exceptions=True
@@ -175,17 +177,80 @@ async def _send_frames(change: Any) -> None:
             raise failed  # the sweeper pushes the change again (_send_after)
 
 
-def _local(message: dict[str, Any], change: Any, audience: str) -> dict[str, Any]:
+def _local(
+    message: dict[str, Any], change: Any, audience: str, gate: UrgentFirst
+) -> dict[str, Any]:
     """The frame for this process's own sockets of ``audience``: the view itself (shared,
-    read-only) and the change, no text to decode."""
-    return {**message, "view": change.view(audience), "change": change}
+    read-only) and the change, no text to decode; and the change's :class:`UrgentFirst`."""
+    return {**message, "view": change.view(audience), "change": change, **gate.part(audience)}
+
+
+def _urgent_audience(change: Any) -> str | None:
+    seat = getattr(change, "to_act", None)
+    return f"seat{seat}" if seat in (0, 1) else None
 
 
 def _urgent_first(change: Any) -> list[str]:
     """The audiences, the seat whose turn the change began first: its clock runs."""
-    seat = getattr(change, "to_act", None)
-    to_act = f"seat{seat}" if seat in (0, 1) else None
+    to_act = _urgent_audience(change)
     return sorted(change.audiences, key=lambda a: a != to_act)
+
+
+# The longest a socket of this process waits for the seat to act's socket to be sent a
+# change first: a bound for a socket that never takes its frame (closed meanwhile).
+URGENT_WAIT_S = 0.05
+
+
+class UrgentFirst:
+    """One change's frames to this process's own sockets: the seat to act's first.
+
+    Each socket takes its frame from its own queue, as its consumer's task comes round;
+    the mover's, still finishing the frame that made the change, found its frame there at
+    once and drew its page (1 ms) while the opponent, whose clock was running, waited:
+    on an idle server its frame left 1.1 ms after the mover's (issue 14, the idle move).
+    Now every other socket waits until one socket of the seat to act has been sent its
+    frame, or :data:`URGENT_WAIT_S` — only if that seat has a socket here at all."""
+
+    __slots__ = ("_event", "armed", "urgent", "used")
+
+    def __init__(self, urgent: str | None) -> None:
+        self.urgent = urgent
+        self.used = False  # the seat to act has a socket in this process
+        self.armed = False  # … that has not been sent its frame yet
+        self._event: asyncio.Event | None = None
+
+    def part(self, audience: str) -> dict[str, Any]:
+        """What a local frame to ``audience`` carries: ``opens`` (the seat to act's) or
+        ``after`` (everyone else's)."""
+        if self.urgent is None:
+            return {}
+        if audience == self.urgent:
+            self.used = self.armed = True  # its sockets are handed their frames first
+            return {"opens": self}
+        return {"after": self}
+
+    def open(self) -> None:
+        """A socket of the seat to act was sent the change (or needed nothing)."""
+        self.armed = False
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Until a socket of the seat to act was sent the change (at most URGENT_WAIT_S)
+        and the loop has turned once more, to write it out."""
+        if not self.used:
+            return
+        if self.armed:
+            if self._event is None:
+                self._event = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(URGENT_WAIT_S):
+                    await self._event.wait()
+        # Daphne's transport (Twisted) writes a frame to its socket on the loop's next
+        # turn, not in send: a page drawn now, in this turn, would hold those bytes back
+        # as long as it takes (measured: the seat's frame handed over 1.2 ms sooner, and
+        # its player got it no sooner at all).
+        await asyncio.sleep(0)
 
 
 def frame_text(message: dict[str, Any], audience: str) -> str:

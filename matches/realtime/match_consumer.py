@@ -301,8 +301,20 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         """A committed change, pushed by ``realtime.broadcast`` to this socket's audience."""
         if isinstance(event.get("t"), int):  # how long the change took to reach us
             admission.note_push_delay(timing.now_ms() - event["t"])
+        try:
+            if event["version"] > self.sent_version:  # else a newer full view went out already
+                after = event.get("after")
+                if after is not None:
+                    await after.wait()  # the seat to act's socket first (broadcast.UrgentFirst)
+                await self._push(event)
+        finally:
+            opens = event.get("opens")
+            if opens is not None:
+                opens.open()
+
+    async def _push(self, event: dict[str, Any]) -> None:
         if event["version"] <= self.sent_version:
-            return  # a full view of a newer version went out already
+            return  # a full view of a newer version went out meanwhile
         if not self.html:
             self.sent_version = event["version"]
             if self.delta is not None:
