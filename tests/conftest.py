@@ -153,6 +153,21 @@ def _match_threads_let_go() -> Iterator[None]:
     db = sys.modules.get("matches.play.db")  # only if a test used them
     if db is not None:
         db.close_connections()
+    _shared_thread_lets_go()
+
+
+def _shared_thread_lets_go() -> None:
+    """An async test's ``database_sync_to_async`` runs on asgiref's one shared thread,
+    which keeps its connection for good: at the end of the run it was still open, and
+    dropping the test database warned "being accessed by other users" (every CI run)."""
+    from asgiref.sync import SyncToAsync
+
+    shared = SyncToAsync.single_thread_executor
+    if not getattr(shared, "_threads", None):
+        return  # no async test has used it (nothing to close, no thread to start)
+    from django.db import connections
+
+    shared.submit(connections.close_all).result(timeout=30)
 
 
 @pytest.fixture(autouse=True)

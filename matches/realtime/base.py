@@ -11,6 +11,7 @@ import json
 import logging
 from typing import Any
 
+from autobahn.exception import Disconnected  # Daphne's WebSocket transport
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -85,6 +86,27 @@ class LayerSafe:
             if message.get("type") == "websocket.connect":
                 await send({"type": "websocket.accept"})
                 await send({"type": "websocket.close", "code": CLOSE_TRY_LATER})
+
+    # What the server sends a socket whose closing has begun (the 1012 of a restart, the
+    # client's own close) is for nobody: Daphne's transport refuses it, and the consumer
+    # died with "Exception inside application: Attempt to send on a closed protocol",
+    # logged at ERROR in every drill (a move answered as its process stops). The move is
+    # committed all the same, and the client resynchronizes when it connects again.
+    _raw_send: Any = None
+
+    @property
+    def base_send(self) -> Any:
+        return self._send_unless_closed
+
+    @base_send.setter
+    def base_send(self, send: Any) -> None:
+        self._raw_send = send
+
+    async def _send_unless_closed(self, message: dict[str, Any]) -> None:
+        try:
+            await self._raw_send(message)
+        except Disconnected:
+            log.debug("%s to a socket already closing: dropped", message.get("type"))
 
     @property
     def channel_receive(self) -> Any:
