@@ -154,11 +154,11 @@ async def _send_frames(change: Any) -> None:
                 continue
             await layer.group_send(group, _local(message, change, audience, gate))  # no I/O
         else:
-            message["text"] = change.frame(audience)
             sends.append((group, message))
             audiences[group] = audience
     if not sends:
         return
+
     # Every audience's frame in one round trip to Redis (matches/realtime/layers.py),
     # the seat to act's first; one after the other, the mover's opponent waited for the
     # mover's own frame. This process's own sockets are handed the change as one
@@ -166,12 +166,17 @@ async def _send_frames(change: Any) -> None:
     # both seats of a match are usually here). A match's changes stay in order (the
     # next change of the match waits for this one: _chain). A failure raises: the
     # sweeper pushes it again.
+    # The text for the other processes is encoded once this process's sockets have
+    # their frames (three audiences' JSON, on the loop, came before the seat to act's).
+    def remote(group: str, message: dict[str, Any]) -> dict[str, Any]:
+        return {**message, "text": change.frame(audiences[group])}
+
     many = getattr(layer, "group_send_many", None)
     if many is not None:
-        await many(sends, lambda g, m: _local(m, change, audiences[g], gate))
+        await many(sends, lambda g, m: _local(m, change, audiences[g], gate), remote)
         return
     for failed in await asyncio.gather(
-        *(layer.group_send(g, m) for g, m in sends), return_exceptions=True
+        *(layer.group_send(g, remote(g, m)) for g, m in sends), return_exceptions=True
     ):
         if isinstance(failed, BaseException):
             raise failed  # the sweeper pushes the change again (_send_after)

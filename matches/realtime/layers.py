@@ -106,11 +106,13 @@ class _LoopLayer(RedisPubSubLoopLayer):  # type: ignore[misc]
         self,
         sends: list[tuple[str, dict[str, Any]]],
         local: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        remote: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         # This process's own members of each group get their message at once, from
-        # here (``local`` makes theirs from the one for Redis: no encoding either way);
-        # Redis carries it to the other processes', marked as this process's so that
-        # its copy is dropped here when it comes back.
+        # here (``local`` makes theirs from the one sent: no encoding either way);
+        # Redis carries it to the other processes' (``remote`` completes it for them,
+        # once this process's are served), marked as this process's so that its copy
+        # is dropped here when it comes back.
         for group, message in sends:
             members = self.groups.get(self._get_group_channel_name(group))
             if members:
@@ -124,7 +126,8 @@ class _LoopLayer(RedisPubSubLoopLayer):  # type: ignore[misc]
         for group, message in sends:
             name = self._get_group_channel_name(group)
             pairs = by_shard.setdefault(self._get_shard(name), [])
-            pairs.append((name, origin + self.channel_layer.serialize(message)))
+            out = remote(group, message) if remote is not None else message
+            pairs.append((name, origin + self.channel_layer.serialize(out)))
         await asyncio.gather(*(shard.publish_many(p) for shard, p in by_shard.items()))
 
 
@@ -158,8 +161,10 @@ class RedisPubSubLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
         self,
         sends: list[tuple[str, dict[str, Any]]],
         local: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        remote: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         """``group_send`` of each ``(group, message)``, published together to the other
-        processes; this process's members of a group are handed ``local(group, message)``
-        (or the message) directly, never through Redis."""
-        await self._get_layer().group_send_many(sends, local)
+        processes (as ``remote(group, message)``, made after this process's are served);
+        this process's members of a group are handed ``local(group, message)`` (or the
+        message) directly, never through Redis."""
+        await self._get_layer().group_send_many(sends, local, remote)

@@ -175,3 +175,29 @@ async def test_a_plain_group_send_of_this_process_still_comes_through_redis(laye
     here = await _member(layer, "user.7")
     await layer.group_send("user.7", {"type": "session.ended"})
     assert await asyncio.wait_for(layer.receive(here), 5) == {"type": "session.ended"}
+
+
+async def test_the_text_for_other_processes_is_made_after_this_process_s_sockets_are_served(
+    layer: Any, other: Any
+) -> None:
+    # Encoding each audience's JSON text took the loop before the seat to act was handed
+    # its frame; this process's sockets never read that text.
+    here = await _member(layer, "match.8.seat1")
+    there = await _member(other, "match.8.seat1")
+    served_first: list[int] = []
+
+    def remote(group: str, message: dict[str, Any]) -> dict[str, Any]:
+        served_first.append(layer._get_layer().channels[here].qsize())
+        return {**message, "text": f"the text for {group}"}
+
+    await layer.group_send_many(
+        [("match.8.seat1", {"type": "match.frame", "version": 4})], _with_view, remote
+    )
+    assert served_first == [1]  # this process's socket had its frame already
+    got = await asyncio.wait_for(layer.receive(here), 5)
+    assert got == {"type": "match.frame", "version": 4, "view": {"for": "match.8.seat1"}}
+    assert await asyncio.wait_for(other.receive(there), 5) == {
+        "type": "match.frame",
+        "version": 4,
+        "text": "the text for match.8.seat1",
+    }
