@@ -9,7 +9,8 @@ thread or loop that takes it there:
 ``locked``    → its match row is read under lock (BEGIN, the SELECT, the wait for
               another holder of the lock)
 ``committed`` → the COMMIT is answered (the rules, the writes)
-``built``     → every audience's view is built (on the thread, after the commit)
+``built``     → every audience's view is built (on the thread; with PostgreSQL's
+              pipeline while the COMMIT is on its way, and then this is ~0)
 ``handed``    → the event loop starts the push (the hop back to the loop)
 ``published`` → the channel layer took the frames (on Redis, a round trip)
 ============  =====================================================================

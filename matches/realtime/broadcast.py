@@ -20,7 +20,6 @@ a reconnecting socket always gets the whole current view.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from typing import Any
@@ -216,13 +215,14 @@ class UrgentFirst:
     Now every other socket waits until one socket of the seat to act has been sent its
     frame, or :data:`URGENT_WAIT_S` — only if that seat has a socket here at all."""
 
-    __slots__ = ("_event", "armed", "urgent", "used")
+    __slots__ = ("_event", "_timer", "armed", "urgent", "used")
 
     def __init__(self, urgent: str | None) -> None:
         self.urgent = urgent
         self.used = False  # the seat to act has a socket in this process
         self.armed = False  # … that has not been sent its frame yet
         self._event: asyncio.Event | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     def part(self, audience: str) -> dict[str, Any]:
         """What a local frame to ``audience`` carries: ``opens`` (the seat to act's) or
@@ -235,8 +235,12 @@ class UrgentFirst:
         return {"after": self}
 
     def open(self) -> None:
-        """A socket of the seat to act was sent the change (or needed nothing)."""
+        """A socket of the seat to act was sent the change (or needed nothing), or the
+        wait for it is over."""
         self.armed = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._event is not None:
             self._event.set()
 
@@ -247,10 +251,10 @@ class UrgentFirst:
             return
         if self.armed:
             if self._event is None:
+                # One event and one timer for the change, however many sockets wait.
                 self._event = asyncio.Event()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(URGENT_WAIT_S):
-                    await self._event.wait()
+                self._timer = asyncio.get_running_loop().call_later(URGENT_WAIT_S, self.open)
+            await self._event.wait()
         # Daphne's transport (Twisted) writes a frame to its socket on the loop's next
         # turn, not in send: a page drawn now, in this turn, would hold those bytes back
         # as long as it takes (measured: the seat's frame handed over 1.2 ms sooner, and
