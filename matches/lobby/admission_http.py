@@ -47,6 +47,10 @@ def busy_response(request: HttpRequest) -> HttpResponse:
     else:
         response = render(request, "503.html", {"retry_after": retry}, status=503)
     response["Retry-After"] = str(retry)
+    # A refusal at the door is this process working as meant: counted and logged once
+    # (``admission.refuse``, at INFO; ``sb_admission_refusals_total``), not again by
+    # Django as a server error (bench-load past saturation logged thousands at ERROR).
+    response._has_been_logged = True  # type: ignore[attr-defined]
     return response
 
 
