@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from typing import Any
 
 import pytest
@@ -44,11 +43,13 @@ async def test_a_push_to_a_closing_socket_is_dropped_and_the_socket_lives_on(
     match = await database_sync_to_async(live_casual)(alice, bob)
     closing = asyncio.Event()
     refused: list[dict[str, Any]] = []
+    another_refused = asyncio.Event()
 
     async def daphne(scope: Any, receive: Any, send: Any) -> None:
         async def transport_send(message: dict[str, Any]) -> None:
             if closing.is_set() and message["type"] == "websocket.send":
                 refused.append(message)
+                another_refused.set()
                 raise Disconnected("Attempt to send on a closed protocol")
             await send(message)
 
@@ -63,14 +64,12 @@ async def test_a_push_to_a_closing_socket_is_dropped_and_the_socket_lives_on(
         closing.set()
         with caplog.at_level(logging.DEBUG):
             version = await database_sync_to_async(_someone_moves)(match.pk, (alice, bob))
-            deadline = time.monotonic() + 10
-            while not refused and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
-            assert refused and json.loads(refused[0]["text"])["version"] == version
+            await asyncio.wait_for(another_refused.wait(), 10)
+            assert json.loads(refused[0]["text"])["version"] == version
             # The consumer is still there (it did not die on the refused send)…
+            another_refused.clear()
             await comm.send_json_to({"op": "sync"})
-            while len(refused) < 2 and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
+            await asyncio.wait_for(another_refused.wait(), 10)
             assert len(refused) == 2 and json.loads(refused[1]["text"])["type"] == "state"
             assert not comm.future.done()
         # …and nothing was logged as an error.

@@ -14,6 +14,7 @@ import asyncio
 import json
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -48,8 +49,8 @@ class Wire:
     the loop's next turn, when its socket is ready for writing (Twisted's ``startWriting``
     is the loop's ``add_writer``)."""
 
-    def __init__(self, log: list[str]) -> None:
-        self.log = log
+    def __init__(self, note: Callable[[str], None]) -> None:
+        self.note = note
         self.ours, self.theirs = socket.socketpair()
 
     def hand_over(self, what: str) -> None:
@@ -57,7 +58,7 @@ class Wire:
 
         def written() -> None:
             loop.remove_writer(self.ours)
-            self.log.append(what)
+            self.note(what)
 
         loop.add_writer(self.ours, written)
 
@@ -75,8 +76,16 @@ async def test_the_opponent_of_a_page_gets_its_frame_out_before_the_movers_page_
     mover, opponent = users[mover_seat], users[1 - mover_seat]
 
     log: list[str] = []
-    wire = Wire(log)
+    both_logged = asyncio.Event()
+
+    def note(what: str) -> None:
+        log.append(what)
+        if len(log) >= 2:
+            both_logged.set()
+
+    wire = Wire(note)
     moved = asyncio.Event()
+    mover_took = asyncio.Event()  # the mover's socket came round to its frame
     send = MatchConsumer.send
     draw = fragments.render_changed
 
@@ -87,16 +96,18 @@ async def test_the_opponent_of_a_page_gets_its_frame_out_before_the_movers_page_
 
     def drawn(*args: Any, **kwargs: Any) -> str:
         if moved.is_set():
-            log.append("the mover's page drawn")
+            note("the mover's page drawn")
         return draw(*args, **kwargs)
 
     async def taken_late(self: MatchConsumer, event: dict[str, Any]) -> None:
-        # The opponent's task comes round to its frame a few turns of the loop after the
-        # mover's, as it did on the services set-up (the mover's task was running already,
-        # finishing the frame that made the change): its place in the queue is not enough.
-        if not self.html:
-            for _ in range(5):
-                await asyncio.sleep(0)
+        # The opponent's task comes round to its frame after the mover's, as it did on
+        # the services set-up (the mover's task was running already, finishing the frame
+        # that made the change): its place in the queue is not enough.
+        if moved.is_set():
+            if self.html:
+                mover_took.set()
+            else:
+                await asyncio.wait_for(mover_took.wait(), 10)
         await take(self, event)
 
     take = MatchConsumer.match_frame
@@ -118,9 +129,7 @@ async def test_the_opponent_of_a_page_gets_its_frame_out_before_the_movers_page_
         assert state["view"]["to_act"] == 1 - mover_seat
         html = await page.receive_from(timeout=10)
         assert f'data-version="{frame["version"] + 1}"' in html
-        deadline = time.monotonic() + 10
-        while len(log) < 2 and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(both_logged.wait(), 10)
     finally:
         await page.disconnect()
         await theirs.comm.disconnect()
@@ -140,11 +149,19 @@ async def test_a_socket_waits_for_the_seat_to_act_only_while_it_has_one_here() -
     # It has one: the others wait until it was sent its frame…
     gate = broadcast.UrgentFirst("seat1")
     assert gate.part("seat1") == {"opens": gate}
-    waiting = asyncio.ensure_future(gate.wait())
-    await asyncio.sleep(0)
-    assert not waiting.done()
-    gate.open()
-    await asyncio.wait_for(waiting, 1)
+    order: list[str] = []
+    loop = asyncio.get_running_loop()
+
+    def sent_to_the_seat() -> None:
+        order.append("the seat to act was sent its frame")
+        gate.open()
+
+    # Two turns of the loop after the wait below began (a wait that only yielded once
+    # would go on before the seat to act was sent anything).
+    loop.call_soon(loop.call_soon, sent_to_the_seat)
+    await gate.wait()  # bounded by URGENT_WAIT_S in any case
+    order.append("the other socket goes on")
+    assert order == ["the seat to act was sent its frame", "the other socket goes on"]
 
     # …or, if it never takes it (closed meanwhile), for URGENT_WAIT_S at most.
     stuck = broadcast.UrgentFirst("seat0")
