@@ -50,7 +50,7 @@ def locked_match(match_id: int, *, skip_locked: bool = False) -> Match | None:
     Read with a plain cursor and made a model as the ORM makes one (``Model.from_db``,
     each column through the converters the ORM would apply): a raw queryset worked out
     its columns and the model's constructor order again on every call, 0.4 ms of a move."""
-    conn = connections[DEFAULT_DB_ALIAS]  # this thread's own, not the proxy
+    conn = _this_thread()
     sql = _select_sql(conn.vendor, skip_locked)
     names, converters = _row_plan(conn)
     row = _with_begin(conn, sql, match_id)
