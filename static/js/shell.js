@@ -1,5 +1,6 @@
 // On every page: install the service worker (/sw.js: the shell kept for repeat visits),
-// and the share and copy buttons ([data-share], [data-copy]: the text or URL to send).
+// the share and copy buttons ([data-share], [data-copy]: the text or URL to send), and
+// the header's account menu closing on a tap elsewhere or Escape, as menus do.
 "use strict";
 (function () {
   if ("serviceWorker" in navigator && location.protocol !== "file:") {
@@ -21,7 +22,22 @@
     if (status) status.textContent = text;
   }
 
+  function closeMenus(except) {
+    document.querySelectorAll("details.account-menu[open]").forEach(function (menu) {
+      if (menu !== except) menu.open = false;
+    });
+  }
+
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key !== "Escape") return;
+    var open = document.querySelector("details.account-menu[open]");
+    if (!open) return;
+    closeMenus(null);
+    open.querySelector("summary").focus();
+  });
+
   document.addEventListener("click", function (ev) {
+    closeMenus(ev.target.closest("details.account-menu"));
     var share = ev.target.closest("[data-share]");
     if (share) {
       var data = { title: share.dataset.shareTitle || document.title, text: share.dataset.shareText || "", url: share.dataset.share };

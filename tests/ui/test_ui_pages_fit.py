@@ -1,6 +1,7 @@
 """The pages around the match at phone and desktop width, in a real Chromium.
 
-At 360×740 (touch) and 1280×800, every interactive element of the rules page,
+At 360×740 (touch) and 1280×800, in Japanese (and in English on a phone, where its
+longer words are the ones that push), every interactive element of the rules page,
 lobby, invite page, history, profile, leaderboard and replay is a full touch
 target (44×44 px), nothing scrolls sideways, and no request fails (the favicon
 included). A screenshot of each page at each width is kept in tests/e2e/artifacts/.
@@ -31,6 +32,8 @@ def _build_site() -> dict[str, Any]:
     return {
         "alice": alice,
         "bob": bob,
+        # The longest name an account may have: the header cuts it, never the screen.
+        "long": make_user("スペクタキュラー" * 18 + "_" * 6, PASSWORD),
         "replay": f"/matches/{played.pk}/replay/?step=8",
         "open_invite": f"/invites/{create_invite(alice).code}/",
         "accepted_invite": f"/invites/{accepted.code}/",
@@ -47,9 +50,11 @@ def site(transactional_db: Any, settings: Any) -> dict[str, Any]:
     return off_the_loop(_build_site)
 
 
-@pytest.mark.parametrize("size", ["phone", "desktop"])
+@pytest.mark.parametrize(
+    ("size", "locale"), [("phone", "ja-JP"), ("desktop", "ja-JP"), ("phone", "en-US")]
+)
 def test_every_page_fits_and_every_target_is_full_size(
-    browser: Any, live_server: Any, site: dict[str, Any], size: str
+    browser: Any, live_server: Any, site: dict[str, Any], size: str, locale: str
 ) -> None:
     pages = [
         ("rules", None, "/rules/"),
@@ -69,15 +74,20 @@ def test_every_page_fits_and_every_target_is_full_size(
         ("report-player", site["alice"], "/u/bob_kanazawa/report/"),
         ("report-match", site["alice"], site["replay"].replace("replay/", "report/")),
         ("password-reset", None, "/accounts/password_reset/"),
+        ("lobby-long-name", site["long"], "/"),
+        ("rules-long-name", site["long"], "/rules/"),
+        ("profile-long-name", site["long"], f"/u/{site['long'].username}/"),
+        ("history-long-name", site["long"], f"/u/{site['long'].username}/matches/"),
     ]
     problems: list[str] = []
     for name, user, path in pages:
-        with browsing(browser, live_server, size, user) as page:
+        with browsing(browser, live_server, size, user, locale) as page:
             failed: list[str] = []
             page.on("response", lambda r, f=failed: r.status >= 400 and f.append(r.url))
             page.goto(path)
             page.wait_for_load_state("load")
-            screenshot(page, f"{name}-{size}")
+            assert page.locator("html").get_attribute("lang") == locale[:2]
+            screenshot(page, f"{name}-{size}" + ("" if locale == "ja-JP" else f"-{locale[:2]}"))
             if scrolls_sideways(page):
                 problems.append(f"{name}: scrolls sideways")
             problems += [f"{name}: {what}" for what in small_targets(page)]

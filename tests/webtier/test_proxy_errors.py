@@ -142,7 +142,8 @@ def test_the_page_fits_a_phone_and_comes_back_by_itself(
         page = ctx.new_page()
         page.goto(base + "/")
         assert page.locator("h1").first.inner_text() == "スペクタキュラー・ビッドを再起動しています"
-        assert not page.evaluate("document.documentElement.scrollWidth > innerWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360  # not innerWidth:
+        # a mobile layout viewport widens to its content
         for box in page.locator("a").evaluate_all(
             "(els) => els.map((e) => { const r = e.getBoundingClientRect();"
             " return [r.width, r.height]; })"
