@@ -176,6 +176,25 @@ def test_the_sign_up_help_says_what_a_username_may_hold(client: Client, db: Any)
     assert "Letters of any script" in english and "no spaces" in english
 
 
+def test_a_new_name_is_thirty_characters_at_most(client: Client, db: Any) -> None:
+    """A name fills the table's seat, the lists and the header: sign-up keeps it short.
+    Older names and the admin's keep the field's 150 (the pages cut or break them:
+    tests/ui/test_ui_long_names.py)."""
+    page = client.get("/signup/").content.decode()
+    assert 'maxlength="30"' in page and "30文字まで" in page
+    english = client.get("/signup/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Up to 30 characters" in english
+
+    refused = sign_up(client, "た" * 31)
+    assert refused.status_code == 200
+    assert "名前が長すぎます（30文字まで）。" in refused.content.decode()
+    assert not get_user_model().objects.filter(username="た" * 31).exists()
+    assert "_auth_user_id" not in client.session
+
+    assert sign_up(client, "た" * 30).status_code == 302
+    assert get_user_model().objects.filter(username="た" * 30).exists()
+
+
 # --- Guest names through the same-device endpoints ----------------------------------------
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from ui_pages import browsing, off_the_loop, scrolls_sideways, small_targets
+from ui_pages import FITS, browsing, off_the_loop, scrolls_sideways, small_targets
 
 from tests.support import FAST_HASHERS, PASSWORD, make_user, use_embedded_default
 
@@ -35,9 +35,7 @@ def players(transactional_db: Any, settings: Any) -> dict[str, Any]:
     )
 
 
-@pytest.mark.parametrize(
-    ("size", "locale"), [("phone", "ja-JP"), ("phone", "en-US"), ("desktop", "ja-JP")]
-)
+@pytest.mark.parametrize(("size", "locale"), FITS)
 @pytest.mark.parametrize("who", ["short", "long"])
 def test_the_header_keeps_to_its_rows_whatever_the_name(
     browser: Any, live_server: Any, players: dict[str, Any], size: str, locale: str, who: str

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ui_pages import browsing, off_the_loop, screenshot, scrolls_sideways, small_targets
+from ui_pages import FITS, browsing, built_site, fit_problems
 
 from matches.lobby.invites import accept_invite, create_invite
-from tests.support import FAST_HASHERS, PASSWORD, Tables, make_user, use_embedded_default
+from tests.support import PASSWORD, Tables, make_user
 
 
 def _build_site() -> dict[str, Any]:
@@ -42,17 +42,11 @@ def _build_site() -> dict[str, Any]:
 
 @pytest.fixture
 def site(transactional_db: Any, settings: Any) -> dict[str, Any]:
-    use_embedded_default(settings, deal_seed=5)
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    # Five quick resigns between the same two, rated anyway for the leaderboard's
-    # sake: the fair-play rules (matches.play.fairplay) are tested in tests/trust/.
-    settings.RATED_MIN_DECISIONS, settings.RATED_PAIR_LIMIT = 0, 10**6
-    return off_the_loop(_build_site)
+    # Five quick resigns between the same two, rated anyway for the leaderboard's sake.
+    return built_site(settings, _build_site)
 
 
-@pytest.mark.parametrize(
-    ("size", "locale"), [("phone", "ja-JP"), ("desktop", "ja-JP"), ("phone", "en-US")]
-)
+@pytest.mark.parametrize(("size", "locale"), FITS)
 def test_every_page_fits_and_every_target_is_full_size(
     browser: Any, live_server: Any, site: dict[str, Any], size: str, locale: str
 ) -> None:
@@ -79,20 +73,8 @@ def test_every_page_fits_and_every_target_is_full_size(
         ("profile-long-name", site["long"], f"/u/{site['long'].username}/"),
         ("history-long-name", site["long"], f"/u/{site['long'].username}/matches/"),
     ]
-    problems: list[str] = []
-    for name, user, path in pages:
-        with browsing(browser, live_server, size, user, locale) as page:
-            failed: list[str] = []
-            page.on("response", lambda r, f=failed: r.status >= 400 and f.append(r.url))
-            page.goto(path)
-            page.wait_for_load_state("load")
-            assert page.locator("html").get_attribute("lang") == locale[:2]
-            screenshot(page, f"{name}-{size}" + ("" if locale == "ja-JP" else f"-{locale[:2]}"))
-            if scrolls_sideways(page):
-                problems.append(f"{name}: scrolls sideways")
-            problems += [f"{name}: {what}" for what in small_targets(page)]
-            problems += [f"{name}: {url} failed" for url in failed]
-    assert problems == []
+    problems = fit_problems(browser, live_server, size, locale, pages)
+    assert problems == [], "\n".join(problems)
 
 
 def test_the_pages_hold_what_they_should_at_phone_width(

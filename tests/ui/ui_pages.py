@@ -23,6 +23,9 @@ SIZES: dict[str, dict[str, Any]] = {
     "phone": {"viewport": {"width": 360, "height": 740}, "has_touch": True, "is_mobile": True},
     "desktop": {"viewport": {"width": 1280, "height": 800}},
 }
+# The sizes and languages a page must fit: both widths in Japanese, and a phone in
+# English (its longer words are the ones that push).
+FITS = [("phone", "ja-JP"), ("desktop", "ja-JP"), ("phone", "en-US")]
 INTERACTIVE = "a, button, input:not([type=hidden]), select, summary, [role=button]"
 TAP = 44  # px, both ways
 
@@ -118,6 +121,69 @@ def scrolls_sideways(page: Any) -> bool:
     """
     width = page.viewport_size["width"]
     return bool(page.evaluate("(w) => document.documentElement.scrollWidth > w", width))
+
+
+# What sticks out past the right edge, described (for the failure message): elements,
+# and text that runs out of its box (a name with nowhere to break), unless clipped.
+WIDER = """(w) => {
+  const clipped = (e) => {
+    for (; e && e !== document.body; e = e.parentElement) {
+      if (getComputedStyle(e).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  const name = (e) => e.tagName.toLowerCase() + "." + e.className;
+  const right = (e) => e.getBoundingClientRect().right;
+  const out = Array.from(document.querySelectorAll("body *"))
+    .filter((e) => right(e) > w + 1 && getComputedStyle(e).position !== "fixed")
+    .slice(0, 3)
+    .map((e) => name(e) + " → " + Math.round(right(e)));
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let n = walker.nextNode(); n && out.length < 6; n = walker.nextNode()) {
+    if (!n.textContent.trim() || clipped(n.parentElement)) continue;
+    range.selectNodeContents(n);
+    const end = Math.max(0, ...Array.from(range.getClientRects()).map((b) => b.right));
+    if (end > w + 1) out.push("text in " + name(n.parentElement) + " → " + Math.round(end));
+  }
+  return out;
+}"""
+
+
+def fit_problems(
+    browser: Any, live_server: Any, size: str, locale: str, pages: list[tuple[str, Any, str]]
+) -> list[str]:
+    """Each ``(name, user, path)`` opened at ``size`` in ``locale`` (a screenshot kept as
+    ``name-size[-lang]``): what is wider than the window (and what sticks out), what is
+    under a full touch target, and which request failed (the WebSocket aside: the test
+    server has none)."""
+    problems: list[str] = []
+    for name, user, path in pages:
+        with browsing(browser, live_server, size, user, locale) as page:
+            failed: list[str] = []
+            page.on("response", lambda r, f=failed: r.status >= 400 and f.append(r.url))
+            response = page.goto(path)
+            assert response is not None and response.status == 200, (name, response)
+            page.wait_for_load_state("load")
+            assert page.locator("html").get_attribute("lang") == locale[:2]
+            screenshot(page, f"{name}-{size}" + ("" if locale == "ja-JP" else f"-{locale[:2]}"))
+            width = page.viewport_size["width"]
+            if scrolls_sideways(page):
+                problems.append(f"{name}: wider than {width} px: {page.evaluate(WIDER, width)}")
+            problems += [f"{name}: {what}" for what in small_targets(page)]
+            problems += [f"{name}: {url} failed" for url in failed if "/ws/" not in url]
+    return problems
+
+
+def built_site(settings: Any, build: Callable[[], T]) -> T:
+    """``build()``'s players and matches, on the embedded default with fast hashing and
+    every match rated (the fair-play rules are tests/trust/'s)."""
+    from tests.support import FAST_HASHERS, use_embedded_default
+
+    use_embedded_default(settings, deal_seed=5)
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    settings.RATED_MIN_DECISIONS, settings.RATED_PAIR_LIMIT = 0, 10**6
+    return off_the_loop(build)
 
 
 def screenshot(page: Any, name: str) -> None:
