@@ -75,6 +75,20 @@ def stage_figures(
     return out
 
 
+def stage_means(
+    before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]]
+) -> dict[str, float]:
+    """Per stage of a move in the server, its mean in ms between two scrapes (an idle
+    server's moves have no tail worth a bucket: the mean says where the time goes)."""
+    out: dict[str, float] = {}
+    for stage in STAGES:
+        s0, n0 = before.get(stage, (0.0, 0.0))
+        s1, n1 = after.get(stage, (0.0, 0.0))
+        if n1 > n0:
+            out[stage] = round((s1 - s0) * 1000 / (n1 - n0), 2)
+    return out
+
+
 def stage_line(stages: dict[str, dict[str, Any]]) -> str:
     """``taken ≤0.5/≤5 · locked …`` (p50/p99 in ms; ``>`` past the last bucket)."""
 
@@ -273,6 +287,11 @@ def probe_lines(p: dict[str, Any]) -> list[str]:
                 f" (to a JSON seat {_n(idle.get('to_json_p50'))} ms, to a page's socket "
                 f"{_n(idle.get('to_html_p50'))} ms; to the server "
                 f"{_n(idle.get('inbound_p50'))} ms, back out {_n(idle.get('outbound_p50'))} ms)"
+            )
+        means = idle.get("server_stages_mean_ms")
+        if means:
+            line += "; in its web process, mean ms (matches/play/stages.py): " + " · ".join(
+                f"{stage} {_n(ms, 2)}" for stage, ms in means.items()
             )
         out.append(line)
     flood = p.get("flood")

@@ -248,9 +248,14 @@ class Run:
         try:
             await wait_until(lambda: bool(table.first_live), opts.ramp_timeout)
             await asyncio.sleep(1.0)  # past the start
+            ports = self.setup.metrics_ports
+            means0 = await asyncio.to_thread(scrape_means, ports, STAGE_METRIC)
             idle_moves = await self._moves(opts.probe_seconds)
+            means1 = await asyncio.to_thread(scrape_means, ports, STAGE_METRIC)
             idle = [m.latency_ms for m in idle_moves]
             out["idle_move"] = {**report.summary(idle), **report.move_split(idle_moves)}
+            if means0 is not None and means1 is not None:
+                out["idle_move"]["server_stages_mean_ms"] = report.stage_means(means0, means1)
             if "flood" in opts.probes:
                 say(f"[{self.setup.name}] the same match during a login flood")
                 stop = asyncio.Event()
@@ -359,33 +364,61 @@ STAGE_METRIC = "sb_move_stage_seconds"
 SCRAPE_TIMEOUT_S = 15.0
 
 
-def scrape(ports: list[int], metric: str) -> dict[str, dict[float, float]] | None:
-    """A histogram of the web processes' metrics, summed over them: for each value of
-    its one label (``""`` if none), le → count. ``None`` if a process did not answer."""
+def _samples(ports: list[int], metric: str, parts: tuple[str, ...]) -> list[Any] | None:
+    """The samples of histogram ``metric``'s ``parts`` (``_bucket``, ``_sum``, …) from
+    every web process's metrics. ``None`` if there are none or one did not answer."""
     from prometheus_client.parser import text_string_to_metric_families
 
     if not ports:
         return None
-    out: dict[str, dict[float, float]] = {}
+    # Only these series (prometheus-client's name[] filter): the whole page reads the
+    # database too, and a saturated process did not answer it within 5 s.
+    query = "&".join(f"name[]={metric}{part}" for part in parts)
+    out = []
     for port in ports:
-        # Only this histogram (prometheus-client's name[] filter): the whole page reads the
-        # database too, and a saturated process did not answer it within 5 s.
-        url = f"http://127.0.0.1:{port}/metrics?name[]={metric}_bucket"
         try:
-            with urllib.request.urlopen(url, timeout=SCRAPE_TIMEOUT_S) as r:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/metrics?{query}", timeout=SCRAPE_TIMEOUT_S
+            ) as r:
                 text = r.read().decode()
         except OSError:
             return None
         for family in text_string_to_metric_families(text):
-            if family.name != metric:
-                continue
-            for sample in family.samples:
-                if sample.name.endswith("_bucket"):
-                    labels = {k: v for k, v in sample.labels.items() if k != "le"}
-                    key = next(iter(labels.values()), "")
-                    le = float(sample.labels["le"])
-                    buckets = out.setdefault(key, {})
-                    buckets[le] = buckets.get(le, 0.0) + sample.value
+            if family.name == metric:
+                out.extend(s for s in family.samples if s.name.endswith(parts))
+    return out
+
+
+def scrape(ports: list[int], metric: str) -> dict[str, dict[float, float]] | None:
+    """A histogram of the web processes' metrics, summed over them: for each value of
+    its one label (``""`` if none), le → count. ``None`` if a process did not answer."""
+    samples = _samples(ports, metric, ("_bucket",))
+    if samples is None:
+        return None
+    out: dict[str, dict[float, float]] = {}
+    for sample in samples:
+        labels = {k: v for k, v in sample.labels.items() if k != "le"}
+        key = next(iter(labels.values()), "")
+        le = float(sample.labels["le"])
+        buckets = out.setdefault(key, {})
+        buckets[le] = buckets.get(le, 0.0) + sample.value
+    return out
+
+
+def scrape_means(ports: list[int], metric: str) -> dict[str, tuple[float, float]] | None:
+    """A histogram's sum and count per value of its one label, summed over the web
+    processes. ``None`` if a process did not answer."""
+    samples = _samples(ports, metric, ("_sum", "_count"))
+    if samples is None:
+        return None
+    out: dict[str, tuple[float, float]] = {}
+    for sample in samples:
+        key = next(iter(sample.labels.values()), "")
+        total, n = out.get(key, (0.0, 0.0))
+        if sample.name.endswith("_sum"):
+            out[key] = (total + sample.value, n)
+        else:
+            out[key] = (total, n + sample.value)
     return out
 
 

@@ -27,7 +27,7 @@ from matches.play.credit import LastCredit
 from matches.play.errors import ServiceError, illegal_message
 from matches.play.frames import IDEMPOTENT_OPS, REMATCH_OPS, parse_frame
 from matches.play.late_push import Late
-from matches.play.store import locked_match, save_change
+from matches.play.store import locked_match, only_time_since, save_change
 from matches.play.timing import computer_ready, rejoin_until
 from matches.signals import match_called_off, match_starting
 
@@ -96,7 +96,11 @@ def act(
             raise ServiceError("match_over", _("The match is over."), version=m.version)
         # start, continue and flag only say "I am ready" / "check the clock":
         # harmless at any version, and both players press them at once.
-        if parsed["version"] != m.version and op not in IDEMPOTENT_OPS:
+        if (
+            parsed["version"] != m.version
+            and op not in IDEMPOTENT_OPS
+            and not only_time_since(m, parsed["version"])
+        ):
             raise ServiceError(
                 "stale", _("The match moved on; here is the current position."), version=m.version
             )

@@ -318,6 +318,35 @@ def record_events_of(logs: Sequence[tuple[Match, list[dict[str, Any]]]], conn: A
         cursor.executemany(sql, rows)
 
 
+# How many versions behind a decision may be and still be applied when every change
+# since only gave time back (:func:`only_time_since`).
+TIME_ONLY_BEHIND = 8
+
+
+def only_time_since(m: Match, version: int) -> bool:
+    """Whether every change of locked ``m`` after ``version`` only gave time back (its
+    events all ``credit``): the position a decision was chosen on is still the board's.
+
+    Then a decision sent at ``version`` is applied, not refused as stale. Our own faults
+    bump the version under a player's feet: after a web process died, the seat's way back
+    is given back (a credit, a new version) while the move it chose meanwhile is on its
+    way; the drill at 200 matches refused 13 such moves in one restart, each to be made
+    again. A change that moved anything else (a tile, a bid, a timeout, a void, a
+    resignation) leaves the version stale. One read, only on this path; a version
+    further back than :data:`TIME_ONLY_BEHIND`, or ahead, is stale as always."""
+    if not m.version - TIME_ONLY_BEHIND <= version < m.version:
+        return False
+    behind = set(range(version + 1, m.version + 1))
+    seen: set[int] = set()
+    for v, kind in MatchEvent.objects.filter(match_id=m.pk, version__in=behind).values_list(
+        "version", "kind"
+    ):
+        if kind != "credit":
+            return False
+        seen.add(v)
+    return seen == behind  # a version without events: what it changed is not known
+
+
 def mark_unpushed(match_id: int) -> None:
     """A committed change could not be pushed: the sweeper pushes the match again."""
     Match.objects.filter(pk=match_id).update(needs_push=True)

@@ -236,3 +236,68 @@ def test_a_moves_stages_in_a_window_are_the_difference_of_two_scrapes() -> None:
     assert stage_line(figures) == "locked ≤5.0/≤5.0 · published >2500/>2500"
     after["locked"][0.001] = 599.0  # 99 of the 100 under 1 ms: the p99 too
     assert stage_figures(before, after)["locked"] == {"n": 100, "p50_le_ms": 1.0, "p99_le_ms": 1.0}
+
+
+def test_an_idle_moves_stages_are_the_mean_of_the_difference_of_two_scrapes() -> None:
+    from loadtest.report import stage_means
+
+    before = {"locked": (0.5, 100.0), "committed": (1.0, 100.0), "taken": (0.01, 100.0)}
+    after = {
+        "locked": (0.8, 200.0),  # 100 more taking 0.3 s: 3 ms each
+        "committed": (1.15, 150.0),  # 50 more taking 0.15 s: 3 ms each
+        "taken": (0.01, 100.0),  # none in between: left out
+        "published": (0.002, 4.0),  # new since the first scrape: 0.5 ms each
+    }
+    # In the stages' order, whatever order the scrape gave them in.
+    assert list(stage_means(before, after).items()) == [
+        ("locked", 3.0),
+        ("committed", 3.0),
+        ("published", 0.5),
+    ]
+
+
+def test_the_stages_sums_and_counts_are_scraped_from_every_web_process() -> None:
+    import http.server
+    import threading
+
+    from loadtest.run import scrape_means
+
+    pages = [
+        b'sb_move_stage_seconds_sum{stage="locked"} 0.25\n'
+        b'sb_move_stage_seconds_count{stage="locked"} 100.0\n',
+        b'sb_move_stage_seconds_sum{stage="locked"} 0.75\n'
+        b'sb_move_stage_seconds_count{stage="locked"} 50.0\n'
+        b'sb_move_stage_seconds_sum{stage="taken"} 0.5\n'
+        b'sb_move_stage_seconds_count{stage="taken"} 150.0\n',
+    ]
+    asked: list[str] = []
+
+    def server(page: bytes) -> http.server.ThreadingHTTPServer:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                asked.append(self.path)
+                head = b"# TYPE sb_move_stage_seconds histogram\n"
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(head + page)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+        return s
+
+    servers = [server(p) for p in pages]
+    try:
+        ports = [s.server_address[1] for s in servers]
+        got = scrape_means(ports, "sb_move_stage_seconds")
+        assert got == {"locked": (1.0, 150.0), "taken": (0.5, 150.0)}
+        assert all("sb_move_stage_seconds_sum" in a and "_count" in a for a in asked)
+        servers[1].shutdown()
+        servers[1].server_close()
+        assert scrape_means(ports, "sb_move_stage_seconds") is None  # one did not answer
+        assert scrape_means([], "sb_move_stage_seconds") is None
+    finally:
+        servers[0].shutdown()
+        servers[0].server_close()
