@@ -102,6 +102,9 @@ MIDDLEWARE = [
     # The Content-Security-Policy and Permissions-Policy headers (below, "Browser policies").
     "csp.middleware.CSPMiddleware",
     "django_permissions_policy.PermissionsPolicyMiddleware",
+    # New work refused while saturated before the session and the user are read
+    # (matches/lobby/admission_http.py: the cheap door; the pacer's after auth, below).
+    "matches.lobby.admission_http.refuse_early",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

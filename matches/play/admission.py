@@ -325,6 +325,22 @@ def admit(what: str) -> bool:
     return False
 
 
+def refused_early(what: str) -> bool:
+    """Whether new work ``what`` is refused before anything of its request is read (its
+    session, its user: :mod:`matches.lobby.admission_http`), counted if so: saturated,
+    or a new match while the pacer has no start to give. Otherwise :func:`admit`
+    decides once the request is known to come from someone (it may still refuse)."""
+    room = headroom()
+    reason = room.saturated()
+    paced = what in NEW_WORK and what not in NOT_PACED
+    if reason is None and paced and not _pacer.could_take(room.pressure()):
+        reason = "paced"
+    if reason is None:
+        return False
+    refuse(what, reason)
+    return True
+
+
 class Pacer:
     """A token bucket of new matches whose rate falls as the pressure rises.
 
@@ -361,6 +377,18 @@ class Pacer:
                 self._tokens -= 1.0
                 return True
             return False
+
+    def could_take(self, pressure: float, now: float | None = None) -> bool:
+        """Whether :meth:`take` would let one start go now (nothing is counted)."""
+        t = time.monotonic() if now is None else now
+        rate = self.rate(pressure)
+        if math.isinf(rate):
+            return True
+        with self._lock:
+            tokens = self._tokens
+            if self._at is not None:
+                tokens = min(1.0, tokens + max(0.0, t - self._at) * rate)
+        return tokens >= 1.0
 
     def reset(self) -> None:
         with self._lock:

@@ -234,6 +234,78 @@ def test_under_pressure_new_matches_are_paced_and_accepting_an_invite_is_not(
     assert _client(carol).get("/").status_code in (200, 302)
 
 
+def test_the_pacer_can_say_whether_a_start_would_go_without_spending_it(settings: Any) -> None:
+    settings.ADMISSION_PACE_PER_S = 4
+    p = admission.Pacer()
+    assert p.could_take(0.4, now=1.0) and p.could_take(0.75, now=1.0)
+    assert p.take(0.75, now=1.0)  # the one start the bucket held
+    assert not p.could_take(0.75, now=1.1) and not p.take(0.75, now=1.1)
+    assert p.could_take(0.75, now=1.6) and p.could_take(0.75, now=1.6)  # asking spent nothing
+    assert p.take(0.75, now=1.6)
+    assert not p.could_take(1.0, now=100.0)  # at the limit: none, however long it waited
+    assert p.could_take(0.4, now=1.7)  # under pacing: always
+
+
+def _refused_reading_nothing(
+    client: Client, path: str, django_assert_num_queries: Any, **extra: Any
+) -> Any:
+    """POST ``path``: refused at the first door, no session, user or anything read."""
+    with django_assert_num_queries(0):
+        r = client.post(path, content_type="application/json", **extra)
+    assert r.status_code == 503, r.content[:200]
+    assert r["Retry-After"].isdigit()
+    return r
+
+
+def test_a_saturated_process_refuses_before_reading_the_session_or_the_user(
+    carol: Any, django_assert_num_queries: Any
+) -> None:
+    saturate()
+    c = _client(carol)
+    counted = admission.refusals["api_invite_create"]
+    api = _refused_reading_nothing(c, "/api/invites/", django_assert_num_queries)
+    assert json.loads(api.content)["code"] == "overloaded"
+    page = _refused_reading_nothing(c, "/matches/same-device/", django_assert_num_queries)
+    assert "混雑しています" in page.content.decode()
+    assert page["Content-Language"] == "ja"
+    assert "Content-Security-Policy" in page  # the browser policies still apply
+    # In the language the request asks for, as the rest of the site would answer it.
+    english = _refused_reading_nothing(
+        c, "/api/invites/", django_assert_num_queries, HTTP_ACCEPT_LANGUAGE="en"
+    )
+    assert json.loads(english.content)["message"].startswith("The server is busy")
+    assert english["Content-Language"] == "en"
+    assert {"accept-language", "cookie"} <= {v.strip().lower() for v in english["Vary"].split(",")}
+    c.cookies["django_language"] = "en"
+    cookie = _refused_reading_nothing(c, "/matches/same-device/", django_assert_num_queries)
+    assert "The server is busy" in cookie.content.decode()
+    assert Invite.objects.count() == 0 and Match.objects.count() == 0
+    assert admission.refusals["api_invite_create"] == counted + 2  # each counted once
+
+
+def test_a_new_match_the_pacer_has_no_start_for_is_refused_at_the_first_door(
+    carol: Any, settings: Any, django_assert_num_queries: Any
+) -> None:
+    settings.ADMISSION_PUSH_DELAY_MS = 500
+    settings.ADMISSION_PACE_PER_S = 1
+    admission.note_push_delay(400)  # 0.8 of the limit: paced, not saturated
+    c = _client(carol)
+    assert c.post("/api/invites/").status_code == 200  # the start the pacer held
+    _refused_reading_nothing(c, "/api/invites/", django_assert_num_queries)
+    assert Invite.objects.filter(creator=carol).count() == 1
+
+
+def test_an_anonymous_request_spends_no_start_of_the_pacer(carol: Any, settings: Any) -> None:
+    settings.ADMISSION_PUSH_DELAY_MS = 500
+    settings.ADMISSION_PACE_PER_S = 1
+    admission.note_push_delay(400)
+    # Let through the first door (a start is there to take), turned away by the login
+    # check before the second door takes it.
+    for _ in range(3):
+        assert Client().post("/api/invites/").status_code == 401
+    assert _client(carol).post("/api/invites/").status_code == 200
+
+
 def test_the_queue_does_not_pair_while_saturated(alice: Any, bob: Any) -> None:
     queue.join(alice, pair=False)
     queue.join(bob, pair=False)
