@@ -30,7 +30,12 @@ from tests.processes import LOGS, ROOT, WebProcess, server_env, session_cookie, 
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-MATCH_S = 300  # a whole match of two level-2 bots, on a busy two-core machine
+MATCH_S = 300  # a whole match of a level-2 bot against a level-1, on a busy two-core machine
+# The accepter plays at level 1 (入門): two level-2 bots trade chips as a random walk, a
+# match of them 626 decisions at the median and 1,864 at p90 (bots/arena.py, 300 seeds),
+# and one match in CI ran past MATCH_S at 3,051 versions; level 2 against level 1 takes
+# 133 at the median, 335 at p99 and 366 at most, in 3 to 23 hands.
+ACCEPTER_LEVEL = ("--level", "1")
 WAIT_S = 10
 
 
@@ -110,7 +115,7 @@ def _play_one(
         wait_for(lambda: any("code" in x for x in inviter.lines()), WAIT_S * 3, "the invite")
         invite = next(x for x in inviter.lines() if "code" in x)
         assert invite["invite"] == f"{web.url}/invites/{invite['code']}/"
-        accepter = Bot(tmp, "droid", web.url, droid[1], "accept", invite["code"])
+        accepter = Bot(tmp, "droid", web.url, droid[1], *ACCEPTER_LEVEL, "accept", invite["code"])
         results = finish_all([accepter, inviter], MATCH_S)
     finally:
         inviter.stop()
@@ -182,7 +187,7 @@ def test_the_example_bots_reconnect_through_a_server_restart_and_finish(
         bots.append(Bot(tmp_path, "robo", first.url, robo[1], "create"))
         wait_for(lambda: any("code" in x for x in bots[0].lines()), WAIT_S * 3, "the invite")
         code = next(x for x in bots[0].lines() if "code" in x)["code"]
-        bots.append(Bot(tmp_path, "droid", first.url, droid[1], "accept", code))
+        bots.append(Bot(tmp_path, "droid", first.url, droid[1], *ACCEPTER_LEVEL, "accept", code))
         wait_for(
             lambda: Match.objects.filter(status=Match.Status.LIVE, version__gte=20).exists(),
             MATCH_S,
