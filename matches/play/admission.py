@@ -314,15 +314,7 @@ def admit(what: str) -> bool:
     Saturated: refused. Under pressure (from :data:`PACE_FROM` of a limit): a new
     match (anything of :data:`NEW_WORK` but :data:`NOT_PACED`) waits for the pacer.
     """
-    room = headroom()
-    reason = room.saturated()
-    paced = what in NEW_WORK and what not in NOT_PACED
-    if reason is None and paced and not _pacer.take(room.pressure()):
-        reason = "paced"
-    if reason is None:
-        return True
-    refuse(what, reason)
-    return False
+    return _admitted(what, spend=True)
 
 
 def refused_early(what: str) -> bool:
@@ -330,15 +322,22 @@ def refused_early(what: str) -> bool:
     session, its user: :mod:`matches.lobby.admission_http`), counted if so: saturated,
     or a new match while the pacer has no start to give. Otherwise :func:`admit`
     decides once the request is known to come from someone (it may still refuse)."""
+    return not _admitted(what, spend=False)
+
+
+def _admitted(what: str, *, spend: bool) -> bool:
+    """Whether ``what`` may go; counts a refusal if not. ``spend``: a new match takes the
+    pacer's start (else the pacer is only asked whether it has one)."""
     room = headroom()
     reason = room.saturated()
-    paced = what in NEW_WORK and what not in NOT_PACED
-    if reason is None and paced and not _pacer.could_take(room.pressure()):
-        reason = "paced"
+    if reason is None and what in NEW_WORK and what not in NOT_PACED:
+        pressure = room.pressure()
+        if not (_pacer.take(pressure) if spend else _pacer.could_take(pressure)):
+            reason = "paced"
     if reason is None:
-        return False
+        return True
     refuse(what, reason)
-    return True
+    return False
 
 
 class Pacer:
