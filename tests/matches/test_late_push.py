@@ -149,13 +149,16 @@ async def test_a_turn_that_began_while_the_socket_was_opening_is_given_back(
 
     monkeypatch.setattr(match_consumer, "_first_view", busy_first_view)
     sock = await open_socket(m.pk, waiter)
-    # The real time from the turn's start to the first view here is ours too (the act's
-    # commit, the view's build): a slow machine took 300 ms of it (CI, engine 37 µs).
-    real_ms = (time.monotonic() - began[0]) * 1000
     try:
         await m.arefresh_from_db()
         assert sock.frames[0]["version"] == m.version
         assert sock.frames[0]["view"]["to_act"] in m.seats_of(waiter.pk)
+        # The real time from the turn's start to the first view here is ours too (the act's
+        # commit, the view's build): a slow machine took 300 ms of it (CI, engine 37 µs).
+        # Read once the socket's turn is surely noted (after the frame and a read), plus
+        # 2 ms: the turn's start and the push are each stamped in whole ms, rounded down
+        # (a run credited 2,906 ms where 2,900 + 5.9 was read here too soon).
+        real_ms = (time.monotonic() - began[0]) * 1000 + 2
         await sock.send(_a_decision(m))
         await sock.state_at(m.version + 1)
         given = await database_sync_to_async(_push_credits)(m)
