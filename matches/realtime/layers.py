@@ -15,9 +15,12 @@ frames reach the publishing process's own sockets without Redis (Redis).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from channels.exceptions import ChannelFull
@@ -57,8 +60,22 @@ class InMemoryLayer(InMemoryChannelLayer):  # type: ignore[misc]
 # --- Redis ----------------------------------------------------------------------------
 
 
+@dataclass
+class _Change:
+    """Channels to subscribe to (or, ``join=False``, to unsubscribe from) in one command."""
+
+    join: bool
+    channels: set[str] = field(default_factory=set)
+    done: asyncio.Future[None] = field(default_factory=lambda: _loop().create_future())
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
 class _Shard(RedisSingleShardConnection):  # type: ignore[misc]
-    """One Redis host of :class:`RedisPubSubLayer`: publishes that wait for nobody.
+    """One Redis host of :class:`RedisPubSubLayer`: publishes that wait for nobody,
+    and subscriptions that wait for a wave together, not one after another.
 
     channels-redis sends every publish of a process under one lock, the one that
     also guards its subscriptions: each publish waited for the one before it to
@@ -67,7 +84,82 @@ class _Shard(RedisSingleShardConnection):  # type: ignore[misc]
     matches a change's frames left 60 ms after their commit at the median and up
     to a second at p99, queued behind each other (issue 14; README). A publish
     needs no lock: the client takes a connection of its pool for each command.
+
+    Each subscription still went alone behind that lock: a socket's handshake makes
+    three (its own channel, its match's audience, its user's group), and each took
+    a few trips around the loop to pass the lock on. In a reconnect wave of a
+    thousand sockets on a saturated loop that was the most of a handshake's time
+    (p90 1.9–2.5 s in the drill at 500; README). Now the subscriptions and
+    unsubscriptions asked for while one command is on its way are queued in order,
+    and those next to each other of the same kind go to Redis as one command.
     """
+
+    def __init__(self, host: Any, channel_layer: Any) -> None:
+        super().__init__(host, channel_layer)
+        self._changes: deque[_Change] = deque()
+        self._changer: asyncio.Task[None] | None = None
+
+    async def subscribe(self, channel: str) -> None:
+        if channel in self._subscribed_to and not self._changes:
+            return  # and no unsubscription of it waits: nothing to ask
+        await self._change(True, channel)
+
+    async def unsubscribe(self, channel: str) -> None:
+        await self._change(False, channel)
+
+    async def _change(self, join: bool, channel: str) -> None:
+        changes = self._changes
+        if not changes or changes[-1].join is not join:
+            changes.append(_Change(join))
+        change = changes[-1]
+        change.channels.add(channel)
+        if self._changer is None:
+            self._changer = asyncio.ensure_future(self._make_changes())
+        # Shielded: a caller that is cancelled (its socket went) does not cancel the
+        # others' subscriptions sent with its own.
+        await asyncio.shield(change.done)
+
+    async def _make_changes(self) -> None:
+        changes = self._changes
+        try:
+            while changes:
+                change = changes.popleft()  # later callers start the next one
+                try:
+                    async with self._lock:
+                        self._ensure_redis()
+                        self._ensure_receiver()
+                        if change.join:
+                            new = [c for c in change.channels if c not in self._subscribed_to]
+                            if new:
+                                await self._pubsub.subscribe(*new)
+                                self._subscribed_to.update(new)
+                        else:
+                            gone = [c for c in change.channels if c in self._subscribed_to]
+                            if gone:
+                                await self._pubsub.unsubscribe(*gone)
+                                self._subscribed_to.difference_update(gone)
+                except Exception as error:  # Redis is down: each caller raises it
+                    change.done.set_exception(error)
+                    change.done.exception()  # retrieved: no "never retrieved" log if none waits
+                except BaseException:
+                    change.done.cancel()
+                    raise
+                else:
+                    change.done.set_result(None)
+        finally:
+            if self._changer is asyncio.current_task():
+                self._changer = None
+
+    async def flush(self) -> None:
+        changer, self._changer = self._changer, None
+        if changer is not None:
+            changer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await changer
+        for change in self._changes:
+            change.done.cancel()
+        self._changes.clear()
+        await super().flush()
 
     async def publish(self, channel: str, message: bytes) -> None:
         self._ensure_redis()  # no await in it: nothing can run in between

@@ -201,3 +201,144 @@ async def test_the_text_for_other_processes_is_made_after_this_process_s_sockets
         "version": 4,
         "text": "the text for match.8.seat1",
     }
+
+
+# --- A reconnect wave's subscriptions -----------------------------------------------
+# Each socket's handshake subscribes three times (its channel, its match's audience, its
+# user's group). channels-redis sent each alone behind the shard's lock, a few trips
+# around a saturated loop each: in the drill at 500 a wave's handshakes spent p90 2 s
+# there. Subscriptions asked for while one is on its way now go to Redis together.
+
+
+def _count_subscribes(shard: Any) -> list[int]:
+    sizes: list[int] = []
+    subscribe = shard._pubsub.subscribe
+
+    async def counted(*channels: Any) -> Any:
+        sizes.append(len(channels))
+        return await subscribe(*channels)
+
+    shard._pubsub.subscribe = counted
+    return sizes
+
+
+async def test_a_wave_of_sockets_joins_its_groups_in_a_few_commands(layer: Any, other: Any) -> None:
+    await _member(layer, "user.0")  # the shard's connection is made
+    sizes = _count_subscribes(layer._get_layer()._shards[0])
+    wave = 200
+    channels = await asyncio.wait_for(
+        asyncio.gather(*(_member(layer, f"match.{n}.seat0") for n in range(wave))), 10
+    )
+    assert sum(sizes) == 2 * wave  # each socket's channel and its group, each once
+    assert len(sizes) <= 6, sizes  # not 400 commands one after another
+    # Subscribed for real: another process's frame to each group reaches its socket.
+    for n in range(wave):
+        await other.group_send(f"match.{n}.seat0", {"type": "match.frame", "version": n})
+    for n, channel in enumerate(channels):
+        assert await asyncio.wait_for(layer.receive(channel), 5) == {
+            "type": "match.frame",
+            "version": n,
+        }
+
+
+async def _numsub(url: str, *channels: str) -> dict[str, int]:
+    import redis.asyncio as redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        pairs = await client.pubsub_numsub(*channels)
+    finally:
+        await client.aclose()
+    return {name.decode(): count for name, count in pairs}
+
+
+def _held(shard: Any) -> tuple[asyncio.Event, asyncio.Event]:
+    """The shard's next command waits until ``answered`` (Redis slow to take it)."""
+    asked, answered = asyncio.Event(), asyncio.Event()
+    subscribe = shard._pubsub.subscribe
+
+    async def slow_subscribe(*channels: Any) -> Any:
+        asked.set()
+        await answered.wait()
+        shard._pubsub.subscribe = subscribe
+        return await subscribe(*channels)
+
+    shard._pubsub.subscribe = slow_subscribe
+    return asked, answered
+
+
+async def test_subscriptions_and_unsubscriptions_keep_the_order_they_were_asked_in(
+    layer: Any, require_redis: str
+) -> None:
+    await _member(layer, "user.0")
+    shard = layer._get_layer()._shards[0]
+    stem = f"sborder{uuid.uuid4().hex[:8]}"
+    again, gone = f"{stem}.again", f"{stem}.gone"
+    asked, answered = _held(shard)
+    first = asyncio.ensure_future(shard.subscribe(f"{stem}.first"))
+    await asyncio.wait_for(asked.wait(), 5)
+    # While that command is on its way: joined, left and joined again; joined and left.
+    calls = [
+        asyncio.ensure_future(call)
+        for call in (
+            shard.subscribe(again),
+            shard.subscribe(gone),
+            shard.unsubscribe(again),
+            shard.unsubscribe(gone),
+            shard.subscribe(again),
+        )
+    ]
+    answered.set()
+    await asyncio.wait_for(asyncio.gather(first, *calls), 5)
+    assert await _numsub(require_redis, again, gone) == {again: 1, gone: 0}
+    assert again in shard._subscribed_to and gone not in shard._subscribed_to
+
+
+async def test_a_socket_that_goes_mid_handshake_leaves_the_others_subscriptions_alone(
+    layer: Any, other: Any
+) -> None:
+    await _member(layer, "user.0")
+    shard = layer._get_layer()._shards[0]
+    asked, answered = _held(shard)
+    holding = asyncio.ensure_future(_member(layer, "match.20.seat0"))
+    await asyncio.wait_for(asked.wait(), 5)
+    leaving = asyncio.ensure_future(_member(layer, "match.21.seat0"))
+    staying = asyncio.ensure_future(_member(layer, "match.22.seat0"))
+    # Both are queued for the next command (their own channels, the first step).
+    end = asyncio.get_running_loop().time() + 5
+    while sum(len(change.channels) for change in shard._changes) < 2:
+        assert asyncio.get_running_loop().time() < end, "not queued within 5 s"
+        await asyncio.sleep(0.001)
+    leaving.cancel()
+    answered.set()
+    here = await asyncio.wait_for(staying, 5)
+    await asyncio.wait_for(holding, 5)
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    await other.group_send("match.22.seat0", {"type": "match.frame", "version": 22})
+    assert await asyncio.wait_for(layer.receive(here), 5) == {"type": "match.frame", "version": 22}
+
+
+async def test_a_refused_subscription_fails_each_socket_that_waited_on_it_and_no_later_one(
+    layer: Any, other: Any
+) -> None:
+    from redis.exceptions import ConnectionError as RedisDown
+
+    await _member(layer, "user.0")
+    shard = layer._get_layer()._shards[0]
+    channels = [await layer.new_channel() for _ in range(2)]
+    subscribe = shard._pubsub.subscribe
+
+    async def down(*_: Any) -> Any:
+        shard._pubsub.subscribe = subscribe  # Redis is back for the next command
+        raise RedisDown("Redis went away")
+
+    shard._pubsub.subscribe = down
+    failed = await asyncio.gather(
+        *(layer.group_add("match.30.seat0", channel) for channel in channels),
+        return_exceptions=True,
+    )
+    assert [type(error) for error in failed] == [RedisDown, RedisDown]  # each consumer refuses
+    await asyncio.wait_for(layer.group_add("match.30.seat0", channels[0]), 5)
+    await other.group_send("match.30.seat0", {"type": "match.frame", "version": 30})
+    assert (await asyncio.wait_for(layer.receive(channels[0]), 5))["version"] == 30
