@@ -39,6 +39,10 @@ CLOSE_FINAL = (4401, 4403)
 # Wall clock less monotonic clock: the server stamps in epoch ms, the bots in monotonic s
 # (one machine: the clocks agree to well under a millisecond over a run).
 WALL_OFFSET_S = time.time() - time.monotonic()
+# How long a bot waits for its action's answer before deciding again on the same choices
+# (only the clocks having changed meanwhile): the server answers each action at once, so
+# only a lost frame waits this long.
+IN_FLIGHT_S = 10.0
 BACKOFF_S = (0.25, 2.0)  # first and longest wait before reconnecting (as the page)
 HTTP_TIMEOUT_S = 30
 HANDSHAKES_S = 15  # the longest a new match holds its set-up slot waiting for its sockets
@@ -358,6 +362,10 @@ class Bot(Socket):
         self.seen_at = 0.0
         self.turn_seen = 0.0  # when the decision now pending first showed
         self.acted_version: int | None = None
+        # The decision (Seen.decision) of the action sent on this connection and not yet
+        # answered, and when it was sent.
+        self.in_flight: tuple[Any, ...] | None = None
+        self.in_flight_at = 0.0
         self.start_sent = False  # Start pressed on this connection
         self.thinking: asyncio.Task[None] | None = None
         self.thought = 0.0  # s thought since this seat's clock last stood (Table.account_main)
@@ -375,6 +383,7 @@ class Bot(Socket):
         self.delta = Delta() if self.table.fleet.protocol == 2 else None  # a whole first frame
         # A frame sent just before the drop may be lost: decide again from that state.
         self.acted_version = None
+        self.in_flight = None
         self.start_sent = False
 
     def lost(self) -> None:
@@ -405,6 +414,7 @@ class Bot(Socket):
             self.rec.error(error, text)
             self.table.pending[self.seat] = None
             self.acted_version = None  # a refused action: look again and decide again
+            self.in_flight = None
         if seen is None:
             return
         first = not self.connected.is_set()
@@ -434,6 +444,13 @@ class Bot(Socket):
             return
         wanted = s.deciding or s.can_continue
         if wanted and self.thinking is None and self.acted_version != s.version:
+            if self.in_flight == s.decision and time.monotonic() - self.in_flight_at < IN_FLIGHT_S:
+                # Only time was given back since the action now on its way (our credit
+                # for a restart, a late push): its answer is awaited, as the page awaits
+                # it, not a second decision sent after it to be refused as stale.
+                self.acted_version = s.version
+                return
+            self.in_flight = None
             self.turn_seen = self.seen_at
             self.thinking = asyncio.ensure_future(self.think())
 
@@ -481,6 +498,7 @@ class Bot(Socket):
             delay_left_before=s.delay_left if s.running == self.seat else 0,
         )
         self.rec.sent.append(now)
+        self.in_flight, self.in_flight_at = s.decision, now
         with contextlib.suppress(ConnectionError):  # closed meanwhile: the reconnect resyncs
             await ws.send_str(json.dumps(frame))
 

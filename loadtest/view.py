@@ -64,6 +64,22 @@ class Seen:
         """This seat is to act in the auction or in play."""
         return self.status == "live" and self.my_turn and self.phase in ("auction", "play")
 
+    @property
+    def decision(self) -> tuple[Any, ...]:
+        """What this seat is asked to decide, less the clocks: the same before and after
+        a change that only gave time back (a credit)."""
+        return (
+            self.status,
+            self.phase,
+            self.my_turn,
+            self.can_start,
+            self.can_continue,
+            self.can_decline,
+            self.can_accept,
+            self.bid_range,
+            sorted(self.playable, key=repr),
+        )
+
 
 # --- JSON ------------------------------------------------------------------------------
 
