@@ -37,6 +37,7 @@
   var socket = null; // htmx ws socket wrapper (htmx:wsOpen)
   var selected = null; // data-tile of the selected hand tile
   var pendingVersion = null; // version an action was sent at: no second one until an answer
+  var pendingOp = null; // and its op
   var flaggedVersion = null;
   var clocks = [];
   var countdowns = [];
@@ -88,6 +89,7 @@
     if (frame.op !== "flag" && frame.op !== "sync") {
       frame.version = version();
       pendingVersion = frame.version;
+      pendingOp = frame.op;
       document.documentElement.classList.add("sb-pending");
     } else if (frame.op === "flag") {
       frame.version = version();
@@ -102,7 +104,19 @@
 
   function settle() {
     pendingVersion = null;
+    pendingOp = null;
     document.documentElement.classList.remove("sb-pending");
+  }
+
+  // A move's answer always redraws the board, the hand or the auction. A message that
+  // redraws only the parts drawn from the clocks (matches/ui/fragments.py: TIMED) gave
+  // time back (our credit after a restart) while the move was on its way: the move is
+  // still in flight, and a second tap would only be refused as stale once it lands.
+  var MOVES = { place: true, bid: true, accept: true, decline: true };
+  var NOT_TIMED = /id="sb-(?!status"|me"|opponent")/;
+  function onlyTimeGiven(message) {
+    return pendingOp !== null && MOVES[pendingOp] === true && typeof message === "string" &&
+      message.indexOf('id="sb-') !== -1 && !NOT_TIMED.test(message);
   }
 
   // --- tiles and positions ---------------------------------------------------------
@@ -570,10 +584,15 @@
   }
 
   var toastTimer = null;
-  function afterSwap() {
-    // Any message answers the action in flight: a new state, or an error toast.
+  function afterSwap(ev) {
+    // Any message answers the action in flight (a new state, or an error toast), except
+    // one that only gave time back: the move is still on its way.
     noteStaleResign();
-    settle();
+    if (onlyTimeGiven(ev && ev.detail ? ev.detail.message : null)) {
+      pendingVersion = version();
+    } else {
+      settle();
+    }
     var keep = selected;
     if (keep) select(keep); // still playable? keep it selected
     bindClocks();

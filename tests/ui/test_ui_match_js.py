@@ -249,6 +249,39 @@ def test_a_swapped_fragment_brings_the_new_version(open_page: Any, mid: Any) -> 
     assert [f["version"] for f in sent(page)] == [7, 8]
 
 
+def test_a_push_that_only_gave_time_back_keeps_the_move_in_flight(open_page: Any, mid: Any) -> None:
+    # After a restart our outage is given back as a new version while a move may be on
+    # its way. The page used to take that version for the answer and offer its tiles
+    # again: a second tap was refused as stale once the first move landed.
+    s, now = mid
+    v = seat_view(s, 0, now)
+    page = open_page(v)
+    shown: dict[str, str] = {}
+    with translation.override("en"):
+        render.render_changed(v, shown)  # what the socket sent: the page as drawn
+    p = next(p for p in v["playable"] if len(p["at"]) == 1)
+    tile = f'.hand-tile[data-tile="{key(p["tile"])}"]'
+    page.click(tile)
+    credited, ms = engine.credit(s, s.decision_start, s.decision_start + 3_000)
+    assert ms == 3_000
+    cv = seat_view(credited, 0, now, version=8)
+    cv["match"]["credit"] = {"ms": ms, "seat": 0, "to": now}
+    pushed = swap_in(page, cv, sent=shown)
+    assert set(re.findall(r'id="(sb-[a-z]+)"', pushed)) <= render.TIMED  # clocks and status only
+    assert page.get_attribute(".sb-status", "data-version") == "8"
+    assert "given back" in page.inner_text("#sb-status")  # the page says why the clock moved
+    assert page.evaluate("document.documentElement.classList.contains('sb-pending')")
+    page.click(tile, force=True)
+    assert len(sent(page)) == 1  # no second move behind the first
+    # The move lands (applied at version 9): the page is free again.
+    action = next(
+        a for a in engine.legal_actions(credited) if a.kind == "place" and list(a.tile) == p["tile"]
+    )
+    after, _ = engine.apply(credited, action, now_ms=now + 100)
+    swap_in(page, seat_view(after, 0, now + 100, version=9), sent=shown)
+    assert not page.evaluate("document.documentElement.classList.contains('sb-pending')")
+
+
 def test_the_start_countdown_runs(open_page: Any) -> None:
     v = waiting_view(0)
     v["match"]["ready_deadline"] = 4_000_000_000_000  # far away: it only has to tick

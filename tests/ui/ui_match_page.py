@@ -69,10 +69,14 @@ def keep_if_failed(request: Any, pages: list[Any]) -> None:
         page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{i}.png"), full_page=True)
 
 
-def swap_in(page: Any, view: dict[str, Any], lang: str = "en") -> None:
-    """What htmx's ws extension does with a pushed view: swap the fragments, then the event."""
+def swap_in(
+    page: Any, view: dict[str, Any], lang: str = "en", sent: dict[str, str] | None = None
+) -> str:
+    """What htmx's ws extension does with a pushed view: swap the fragments, then the event
+    (with the message in its detail). ``sent``: what the socket sent before, as the consumer
+    keeps it (only the fragments that changed are pushed); returns the message."""
     with translation.override(lang):
-        html = render.render_changed(view, {})
+        html = render.render_changed(view, {} if sent is None else sent)
     page.evaluate(
         """html => {
           const t = document.createElement("template");
@@ -80,10 +84,11 @@ def swap_in(page: Any, view: dict[str, Any], lang: str = "en") -> None:
           for (const el of Array.from(t.content.children)) {
             document.getElementById(el.id).replaceWith(el);
           }
-          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage"));
+          document.dispatchEvent(new CustomEvent("htmx:wsAfterMessage", {detail: {message: html}}));
         }""",
         html,
     )
+    return html
 
 
 def sent(page: Any) -> list[dict[str, Any]]:
