@@ -167,18 +167,27 @@ class Pace:
 
 async def _play_on(ws: Any, player: bots.Player, log: Any) -> dict[str, Any]:
     # What this connection has pressed (Start once, 次へ once a hand) and the last
-    # version it acted on: a repeated view must not send a second action.
+    # version it acted on: a repeated view must not send a second action. While an
+    # action is on its way (``waiting``), a change that only gave time back (every
+    # event of it a ``credit``: our restart's) does not ask for a new one — the
+    # server applies the first, and would refuse a second as stale.
     pressed: set[tuple[str, int]] = set()
     acted: int | None = None
+    waiting = False
     pace = Pace()
     async for text in ws:
         frame = json.loads(text)
         if frame["type"] == "error":
             log(f"refused: {frame['code']}: {frame['message']}")
+            waiting = False
             continue  # after stale and friends the current state follows
         if frame["type"] != "state":
             continue
         version, view = frame["version"], frame["view"]
+        if waiting and _only_time_given(view):
+            acted = version
+        else:
+            waiting = False
         match = view["match"]
         if match["status"] in OVER:
             return dict(match)
@@ -199,10 +208,20 @@ async def _play_on(ws: Any, player: bots.Player, log: Any) -> dict[str, Any]:
             continue
         action = player.observe(view)  # every view: it gathers the hand's events
         if action is not None and acted != version:
-            acted = version
+            acted, waiting = version, True
             await pace.take()
             await ws.send(json.dumps({**action, "version": version}))
     raise ConnectionError("the server closed the socket before the match ended")
+
+
+def _only_time_given(view: dict[str, Any]) -> bool:
+    """A pushed change's frame (``events_after`` set) whose every event is a ``credit``."""
+    events = view.get("events") or []
+    return (
+        view.get("events_after") is not None
+        and bool(events)
+        and all(e.get("type") == "credit" for e in events)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
