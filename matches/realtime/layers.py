@@ -100,8 +100,8 @@ class _Shard(RedisSingleShardConnection):  # type: ignore[misc]
         self._changer: asyncio.Task[None] | None = None
 
     async def subscribe(self, channel: str) -> None:
-        if channel in self._subscribed_to and not self._changes:
-            return  # and no unsubscription of it waits: nothing to ask
+        if channel in self._subscribed_to and self._changer is None:
+            return  # and no unsubscription of it is queued or on its way: nothing to ask
         await self._change(True, channel)
 
     async def unsubscribe(self, channel: str) -> None:

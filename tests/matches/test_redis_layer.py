@@ -294,6 +294,32 @@ async def test_subscriptions_and_unsubscriptions_keep_the_order_they_were_asked_
     assert again in shard._subscribed_to and gone not in shard._subscribed_to
 
 
+async def test_joining_a_group_while_its_unsubscription_is_on_its_way_ends_subscribed(
+    layer: Any, other: Any
+) -> None:
+    # The group's last socket left (its UNSUBSCRIBE is on its way, Redis slow to take it)
+    # when a new socket joins it: the new socket must still get the group's frames.
+    gone = await _member(layer, "match.40.seat0")
+    here = await layer.new_channel()  # the new socket, its channel made
+    shard = layer._get_layer()._shards[0]
+    asked, answered = asyncio.Event(), asyncio.Event()
+    unsubscribe = shard._pubsub.unsubscribe
+
+    async def slow_unsubscribe(*channels: Any) -> Any:
+        asked.set()
+        await answered.wait()
+        return await unsubscribe(*channels)
+
+    shard._pubsub.unsubscribe = slow_unsubscribe
+    leaving = asyncio.ensure_future(layer.group_discard("match.40.seat0", gone))
+    await asyncio.wait_for(asked.wait(), 5)
+    joining = asyncio.ensure_future(layer.group_add("match.40.seat0", here))
+    answered.set()
+    await asyncio.wait_for(asyncio.gather(leaving, joining), 5)
+    await other.group_send("match.40.seat0", {"type": "match.frame", "version": 40})
+    assert await asyncio.wait_for(layer.receive(here), 5) == {"type": "match.frame", "version": 40}
+
+
 async def test_a_socket_that_goes_mid_handshake_leaves_the_others_subscriptions_alone(
     layer: Any, other: Any
 ) -> None:
