@@ -32,15 +32,17 @@ DEADLINE_S = 5.0
 
 
 class Wire:
-    """The bot's socket: what it sends is kept."""
+    """The bot's socket: what it sends is kept (``changed`` is set at each frame)."""
 
     closed = False
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
+        self.changed = asyncio.Event()
 
     async def send_str(self, text: str) -> None:
         self.sent.append(json.loads(text))
+        self.changed.set()
 
 
 def _bot(match_id: int, seat: int) -> tuple[Bot, Wire]:
@@ -69,19 +71,21 @@ def _frame(match_id: int, user: Any) -> str:
 
 
 async def _sent(wire: Wire, n: int) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + DEADLINE_S
-    while len(wire.sent) < n:
-        assert loop.time() < end, f"{len(wire.sent)} frames sent, not {n}"
-        await asyncio.sleep(0.01)
+    async def until_n() -> None:
+        while len(wire.sent) < n:
+            wire.changed.clear()
+            await wire.changed.wait()
+
+    try:
+        await asyncio.wait_for(until_n(), DEADLINE_S)
+    except TimeoutError:
+        pytest.fail(f"{len(wire.sent)} frames sent, not {n}")
 
 
 async def _settled(bot: Bot) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + DEADLINE_S
-    while bot.thinking is not None:
-        assert loop.time() < end, "still thinking"
-        await asyncio.sleep(0.01)
+    """The bot's decision in progress, if it started one, is over."""
+    if bot.thinking is not None:
+        await asyncio.wait_for(asyncio.shield(bot.thinking), DEADLINE_S)
 
 
 @pytest.fixture

@@ -252,18 +252,19 @@ async def _numsub(url: str, *channels: str) -> dict[str, int]:
     return {name.decode(): count for name, count in pairs}
 
 
-def _held(shard: Any) -> tuple[asyncio.Event, asyncio.Event]:
-    """The shard's next command waits until ``answered`` (Redis slow to take it)."""
+def _held(shard: Any, command: str = "subscribe") -> tuple[asyncio.Event, asyncio.Event]:
+    """The shard's next ``command`` (its pub/sub's method) waits until ``answered`` (Redis
+    slow to take it); ``asked`` is set once it is on its way."""
     asked, answered = asyncio.Event(), asyncio.Event()
-    subscribe = shard._pubsub.subscribe
+    send = getattr(shard._pubsub, command)
 
-    async def slow_subscribe(*channels: Any) -> Any:
+    async def slow(*channels: Any) -> Any:
         asked.set()
         await answered.wait()
-        shard._pubsub.subscribe = subscribe
-        return await subscribe(*channels)
+        setattr(shard._pubsub, command, send)
+        return await send(*channels)
 
-    shard._pubsub.subscribe = slow_subscribe
+    setattr(shard._pubsub, command, slow)
     return asked, answered
 
 
@@ -302,15 +303,7 @@ async def test_joining_a_group_while_its_unsubscription_is_on_its_way_ends_subsc
     gone = await _member(layer, "match.40.seat0")
     here = await layer.new_channel()  # the new socket, its channel made
     shard = layer._get_layer()._shards[0]
-    asked, answered = asyncio.Event(), asyncio.Event()
-    unsubscribe = shard._pubsub.unsubscribe
-
-    async def slow_unsubscribe(*channels: Any) -> Any:
-        asked.set()
-        await answered.wait()
-        return await unsubscribe(*channels)
-
-    shard._pubsub.unsubscribe = slow_unsubscribe
+    asked, answered = _held(shard, "unsubscribe")
     leaving = asyncio.ensure_future(layer.group_discard("match.40.seat0", gone))
     await asyncio.wait_for(asked.wait(), 5)
     joining = asyncio.ensure_future(layer.group_add("match.40.seat0", here))
@@ -328,13 +321,22 @@ async def test_a_socket_that_goes_mid_handshake_leaves_the_others_subscriptions_
     asked, answered = _held(shard)
     holding = asyncio.ensure_future(_member(layer, "match.20.seat0"))
     await asyncio.wait_for(asked.wait(), 5)
+    # Told when the second of the two sockets below asks for its channel: by the time this
+    # test runs again, that call has queued it (queuing happens before its first await).
+    queued, asking = asyncio.Event(), [0]
+    change = shard._change
+
+    async def counted(join: bool, channel: str) -> None:
+        asking[0] += 1
+        if asking[0] == 2:
+            queued.set()
+        await change(join, channel)
+
+    shard._change = counted
     leaving = asyncio.ensure_future(_member(layer, "match.21.seat0"))
     staying = asyncio.ensure_future(_member(layer, "match.22.seat0"))
-    # Both are queued for the next command (their own channels, the first step).
-    end = asyncio.get_running_loop().time() + 5
-    while sum(len(change.channels) for change in shard._changes) < 2:
-        assert asyncio.get_running_loop().time() < end, "not queued within 5 s"
-        await asyncio.sleep(0.001)
+    await asyncio.wait_for(queued.wait(), 5)
+    assert sum(len(c.channels) for c in shard._changes) == 2  # both wait for the next command
     leaving.cancel()
     answered.set()
     here = await asyncio.wait_for(staying, 5)
