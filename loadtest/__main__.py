@@ -57,6 +57,13 @@ OPTIONS: list[tuple[str, Any, str, str]] = [
     ("--protocol", int, "2", "what the JSON bots speak: 1, or 2 (state frames as deltas, ?v=2)"),
     ("--probes", _words, "echo,flood", "echo,flood or none (an idle match is measured too)"),
     ("--probe-seconds", float, str(_D.probe_seconds), "seconds of each probe's match"),
+    (
+        "--echo-pairs",
+        int,
+        str(_D.echo_pairs),
+        "echo probe: pairs of sockets relaying once a second each, for the server's CPU "
+        "per relay; 0: none",
+    ),
     ("--flood-workers", int, str(_D.flood_workers), "concurrent wrong-password logins"),
     ("--soak", float, "0", "seconds: run only a soak at --soak-matches, report RSS growth"),
     ("--soak-matches", int, str(_D.soak_matches), "live matches during a soak"),

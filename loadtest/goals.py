@@ -10,6 +10,10 @@ goals against them:
 - **the echo relay** (the ``echo`` probe): one ``group_send`` from one client to
   another through the server. An idle match's move is compared with it.
 
+A third figure reads the first against the stack itself: **the echo relay under
+load** (``probes.EchoLoad``), the server's CPU to carry one frame in and one out
+with nothing behind them, in engine actions too.
+
 Goals (issue 14): CPU per move ≤ :data:`MAX_ACTIONS_PER_MOVE` engine actions;
 an idle move ≤ :data:`MAX_ECHO_RATIO` × the echo relay; and past saturation,
 at 2.5× the load that fills the cores, moves/s ≥ 90 % of the peak with p99 ≤ 1 s
@@ -76,6 +80,7 @@ def evaluate(result: dict[str, Any], us_per_action: float | None) -> list[str]:
                     f"actions (goal ≤ {MAX_ACTIONS_PER_MOVE}) — {ok}"
                 )
     probes = result.get("probes") or {}
+    lines.extend(_transport_floor(probes, rows, us_per_action))
     echo, idle = (probes.get("echo") or {}).get("p50"), (probes.get("idle_move") or {}).get("p50")
     if echo and idle:
         ratio = idle / echo
@@ -86,6 +91,38 @@ def evaluate(result: dict[str, Any], us_per_action: float | None) -> list[str]:
         )
     lines.extend(_past_saturation(rows))
     return lines
+
+
+def _transport_floor(
+    probes: dict[str, Any], rows: list[dict[str, Any]], us_per_action: float | None
+) -> list[str]:
+    """What carrying frames costs on its own (the echo load), in engine actions.
+
+    A relay carries two frames (one in, one out, with a ``group_send`` between); a move
+    carries three (the player's frame in, each seat's frame out) before its transaction,
+    the rules engine and a page's fragments: half a relay a frame, a move's transport is
+    about a relay and a half."""
+    relay = (probes.get("echo_load") or {}).get("server_cpu_ms_per_relay")
+    if not relay or not us_per_action:
+        return []
+    actions = relay * 1000 / us_per_action
+    carried = 1.5 * actions
+    line = (
+        f"echo relay under load (a frame in, a group_send, a frame out): server CPU "
+        f"{relay:.3f} ms = {actions:.0f} engine actions; a move's three frames ≈ 1.5 relays "
+        f"= {carried:.0f} engine actions before its transaction"
+    )
+    if carried >= MAX_ACTIONS_PER_MOVE:
+        line += f" (the goal, {MAX_ACTIONS_PER_MOVE}, is below the transport alone)"
+    moves = [r["server_cpu_ms_per_move"] for r in rows if r.get("server_cpu_ms_per_move")]
+    if moves:
+        lo, hi = min(moves) / relay, max(moves) / relay
+        line += (
+            f"; a move cost {lo:.1f} relays"
+            if lo == hi
+            else f"; a move cost {lo:.1f}–{hi:.1f} relays"
+        )
+    return [line]
 
 
 def _past_saturation(rows: list[dict[str, Any]]) -> list[str]:

@@ -3,6 +3,8 @@
 - :func:`echo`: client A sends on ``/ws/echo/<room>/``, the server ``group_send``s
   to the room, client B receives (matches/realtime/echo.py, on when ``BENCH_ECHO=1``): the
   floor that Daphne and the channel layer set under a move's latency.
+- :class:`EchoLoad`: many pairs relaying at once, at a move load's rate: the server's
+  CPU per relay is the transport's own cost, beside which a move's is read.
 - :func:`login_flood`: workers posting wrong passwords to ``/accounts/login/``,
   one request at a time each, until told to stop.
 - :class:`LobbySocket`: an idle, logged-in ``/ws/lobby/`` socket that pings every
@@ -17,6 +19,7 @@ import random
 import time
 import uuid
 from collections import Counter
+from typing import Any
 
 import aiohttp
 
@@ -57,6 +60,71 @@ async def echo(
         for ws in sockets:
             await ws.close()
     return times
+
+
+class EchoLoad:
+    """Many pairs relaying at once, A → server → B, ``per_s`` relays a second in all:
+    the transport's own work (a frame in, a ``group_send``, a frame out) at a move
+    load's rate, with no match behind it. The server's CPU over a window of it, per
+    relay, is what carrying one frame costs; a move carries three (its frame in, and
+    each seat's frame out) and commits a transaction besides."""
+
+    def __init__(
+        self, fleet_ws: aiohttp.ClientSession, base: str, pairs: list[tuple[Account, Account]]
+    ) -> None:
+        self.ws, self.base, self.pairs = fleet_ws, base, pairs
+        self.sockets: list[tuple[Any, Any]] = []
+        self.tasks: list[asyncio.Future[None]] = []
+        self.received = 0
+        self.counting = False
+
+    async def connect(self) -> None:
+        """Every pair's two sockets, open (a few handshakes at a time), each receiver read."""
+        ws_base = "ws" + self.base.removeprefix("http")
+        gate = asyncio.Semaphore(8)
+
+        async def one(a: Account, b: Account) -> None:
+            url = f"{ws_base}/ws/echo/{uuid.uuid4().hex[:12]}/"
+            async with gate:
+                pair = tuple(
+                    [
+                        await self.ws.ws_connect(
+                            url, headers={"Cookie": f"sessionid={acct.sessionid}"}, origin=self.base
+                        )
+                        for acct in (a, b)
+                    ]
+                )
+            self.sockets.append(pair)
+            self.tasks.append(asyncio.ensure_future(self._read(pair[1])))
+
+        await asyncio.gather(*(one(a, b) for a, b in self.pairs))
+
+    async def _read(self, receiver: Any) -> None:
+        async for _message in receiver:
+            if self.counting:
+                self.received += 1
+
+    def start(self, per_s: float) -> None:
+        """Relays from now on, each pair at a random phase, then evenly; counted."""
+        gap = len(self.sockets) / per_s
+
+        async def send(sender: Any) -> None:
+            await asyncio.sleep(random.uniform(0, gap))
+            while True:
+                await sender.send_str("x" * 64)
+                await asyncio.sleep(gap)
+
+        self.received, self.counting = 0, True
+        self.tasks += [asyncio.ensure_future(send(sender)) for sender, _ in self.sockets]
+
+    async def stop(self) -> int:
+        """Stop sending, close every socket; the relays received since :meth:`start`."""
+        self.counting = False
+        for t in self.tasks:
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await asyncio.gather(*(ws.close() for pair in self.sockets for ws in pair))
+        return self.received
 
 
 async def login_flood(

@@ -275,6 +275,14 @@ def probe_lines(p: dict[str, Any]) -> list[str]:
             f"echo (one group_send, {echo['n']} relays): p50 {_n(echo['p50'], 2)} ms, "
             f"p99 {_n(echo['p99'], 2)} ms"
         )
+    load = p.get("echo_load")
+    if load:
+        out.append(
+            f"echo load ({load['pairs']} pairs, {load['relays_per_s']} relays/s): server CPU "
+            f"{_n(load['server_cpu_ms_per_relay'], 3)} ms per relay (server "
+            f"{load['busy_server_pct']} % of a core, {load['idle_server_pct']} % with the same "
+            "sockets idle, taken off)"
+        )
     idle = p.get("idle_move")
     if idle:
         line = (

@@ -22,6 +22,9 @@ PROBE_THINK = (0.05, 0.15)
 # An idle match's first decision times out 10 s (delay) + 120 s (main time) after
 # the start; its window ends before that, so no timeout lands in it.
 IDLE_MATCH_LIMIT_S = 125.0
+# The echo load (probes.EchoLoad): each pair relays once a second (--echo-pairs 100:
+# as many relays a second as 250 matches' bots make moves, on 100 matches' sockets).
+ECHO_LOAD_PER_PAIR_S = 1.0
 QUIET_CPU_PCT = 15.0  # server CPU (% of a core) under which the server counts as settled
 # A level at which fewer than this share of the matches are live, or moves take
 # longer than this to arrive, saturated the server: the levels above it would
@@ -45,6 +48,7 @@ class Options:
     probes: set[str] = field(default_factory=lambda: {"echo", "flood"})
     probe_seconds: float = 15.0
     echo_count: int = 200
+    echo_pairs: int = 100
     flood_workers: int = 4
     soak: float = 0.0
     soak_matches: int = 200
@@ -56,7 +60,8 @@ class Options:
 
     def accounts_needed(self) -> int:
         most = max([*self.levels, self.soak_matches if self.soak else 0, 1])
-        return max(2 * most, self.idle, 2) + 4
+        echo = 2 * self.echo_pairs if "echo" in self.probes else 2
+        return max(2 * most, self.idle, echo) + 4
 
 
 def say(text: str) -> None:
@@ -243,6 +248,8 @@ class Run:
             finally:
                 fleet.free.extend([a, b])
             out["echo"] = report.summary(times)
+            if opts.echo_pairs:
+                out["echo_load"] = await self.echo_load(opts.echo_pairs)
         say(f"[{self.setup.name}] one match on an idle server")
         table = fleet.add(Behaviour(think=PROBE_THINK))
         try:
@@ -291,6 +298,44 @@ class Run:
             fleet.tables.remove(table)
             fleet.free.extend(table.accounts)
         return out
+
+    async def echo_load(self, pairs: int) -> dict[str, Any]:
+        """The server's CPU per echo relay at a move load's rate (probes.EchoLoad), the
+        CPU of the same open sockets left idle for as long taken off first."""
+        opts, fleet = self.opts, self.fleet
+        per_s = pairs * ECHO_LOAD_PER_PAIR_S
+        say(f"[{self.setup.name}] {pairs} echo pairs, {per_s:.0f} relays a second")
+        accounts = fleet.take(2 * pairs)
+        load = probes.EchoLoad(
+            fleet.ws, self.setup.base, list(zip(accounts[::2], accounts[1::2], strict=True))
+        )
+        try:
+            await load.connect()
+            await self.quiet()
+            s0 = self.snap()
+            await asyncio.sleep(opts.probe_seconds / 3)
+            idle = procstat.usage(s0, self.snap())
+            load.start(per_s)
+            await asyncio.sleep(1.0)  # past every pair's first phase
+            load.received = 0
+            s0 = self.snap()
+            await asyncio.sleep(opts.probe_seconds)
+            relays = load.received
+            busy = procstat.usage(s0, self.snap())
+        finally:
+            await load.stop()
+            fleet.free.extend(accounts)
+        # The idle sockets' and the background's share (sweeper, beats) taken off.
+        cpu_s = max(0.0, busy.server_cpu_s - idle.server_cpu_s / idle.seconds * busy.seconds)
+        return {
+            "pairs": pairs,
+            "relays": relays,
+            "relays_per_s": round(relays / busy.seconds, 1),
+            "server_cpu_ms_per_relay": round(cpu_s * 1000 / relays, 3) if relays else None,
+            "idle_server_pct": round(idle.server, 1),
+            "busy_server_pct": round(busy.server, 1),
+            "busy_by_kind_pct": {k: round(v, 1) for k, v in busy.by_kind.items()},
+        }
 
     async def _moves(self, seconds: float) -> list[Any]:
         t0 = time.monotonic()

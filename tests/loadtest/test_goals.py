@@ -53,3 +53,23 @@ def test_past_saturation_is_judged_at_two_and_a_half_times_the_load_that_filled_
     assert "40% of peak" in line and line.endswith("**missed**")
     (line,) = goals.evaluate({"rows": rows[:2]}, None)
     assert "1000 matches not measured" in line
+
+
+def test_the_echo_load_reads_a_move_against_what_carrying_its_frames_costs() -> None:
+    result = {
+        "probes": {"echo_load": {"server_cpu_ms_per_relay": 1.2}},
+        "rows": [_row(200, 80, 4.8, 90, 20), _row(400, 150, 6.0, 185, 90)],
+    }
+    lines = goals.evaluate(result, us_per_action=10.0)
+    (line,) = [line for line in lines if line.startswith("echo relay under load")]
+    # 1.2 ms = 120 engine actions a relay; three frames are a relay and a half: 180.
+    assert "1.200 ms = 120 engine actions" in line and "1.5 relays = 180 engine actions" in line
+    assert "the goal, 150, is below the transport alone" in line
+    assert line.endswith("a move cost 4.0–5.0 relays")
+    # A cheaper transport: the line says what it costs, and does not blame it.
+    result["probes"]["echo_load"]["server_cpu_ms_per_relay"] = 0.6
+    (line,) = [x for x in goals.evaluate(result, 10.0) if x.startswith("echo relay")]
+    assert "= 90 engine actions before its transaction;" in line and "below" not in line
+    # No echo load, or no yardstick: no line.
+    assert not [x for x in goals.evaluate({"rows": result["rows"]}, 10.0) if "echo relay" in x]
+    assert not [x for x in goals.evaluate(result, None) if x.startswith("echo relay")]

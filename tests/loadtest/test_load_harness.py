@@ -42,6 +42,8 @@ def test_the_harness_plays_two_matches_and_prints_its_tables(tmp_path: Path) -> 
             "echo",
             "--probe-seconds",
             "2",
+            "--echo-pairs",
+            "3",
             "--json",
             str(out),
             "--log-dir",
@@ -56,6 +58,7 @@ def test_the_harness_plays_two_matches_and_prints_its_tables(tmp_path: Path) -> 
     assert "| level | live | ramp s | offered/s | moves/s | p50 ms |" in run.stdout
     assert "| 2 matches | 2 |" in run.stdout
     assert "move/echo ratio" in run.stdout
+    assert "echo load (3 pairs" in run.stdout
 
     result = json.loads(out.read_text())["setups"]["embedded"]
     row = result["rows"][0]
@@ -75,6 +78,11 @@ def test_the_harness_plays_two_matches_and_prints_its_tables(tmp_path: Path) -> 
     stalls = row["harness_stalls"]
     assert stalls["loop_late_max_ms"] >= 0 and stalls["gc_pause_total_ms"] >= 0
     assert result["probes"]["echo"]["n"] == 200 and result["probes"]["idle_move"]["n"] > 0
+    # Three pairs relaying once a second each for two seconds: their relays were counted,
+    # and the server's CPU read over them.
+    load = result["probes"]["echo_load"]
+    assert load["pairs"] == 3 and 3 <= load["relays"] <= 12
+    assert load["busy_by_kind_pct"]["web"] > 0 and load["server_cpu_ms_per_relay"] is not None
     # It was the operator's `make run`, and it is gone with the run.
     log = (tmp_path / "bench-load-embedded.log").read_text()
     assert f"Spectacular Bid is running on {result['url']}" in log
