@@ -6,6 +6,11 @@ it sends, relayed through the channel layer exactly as a move's view is
 that relay on the same Daphne and channel layer as the moves, so a move's
 latency can be read against the floor the transport sets.
 
+It is dispatched as the match sockets are (:class:`LayerSafe`: no thread hop per
+message to close database connections, which Channels' own dispatch makes and
+which was a quarter of the relay's CPU): the floor it measures is the one a
+move's frames stand on.
+
 Refused unless ``BENCH_ECHO`` is on (off by default): production does not relay
 arbitrary text between sockets. Logged-in users only, like the match sockets.
 """
@@ -18,7 +23,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from matches.play import db
-from matches.realtime.base import refuse
+from matches.realtime.base import LayerSafe, refuse
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_UNAUTHENTICATED,
@@ -29,7 +34,7 @@ from matches.realtime.socket_auth import (
 MAX_FRAME_CHARS = 4096
 
 
-class EchoConsumer(AsyncWebsocketConsumer):
+class EchoConsumer(LayerSafe, AsyncWebsocketConsumer):
     group: str
 
     async def connect(self) -> None:
@@ -43,6 +48,7 @@ class EchoConsumer(AsyncWebsocketConsumer):
         self.group = f"echo.{self.scope['url_route']['kwargs']['room']}"
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        self.accepted = True
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import channels.consumer
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -32,6 +33,31 @@ async def test_what_one_socket_sends_reaches_the_other_and_not_itself(
         await a.send_to(text_data="hello 1")
         assert await b.receive_from(timeout=5) == "hello 1"
         assert await a.receive_nothing(timeout=0.2)
+    finally:
+        await a.disconnect()
+        await b.disconnect()
+
+
+async def test_it_relays_as_a_match_socket_does_without_a_thread_hop_per_message(
+    alice: Any, bob: Any, settings: Any, monkeypatch: Any
+) -> None:
+    """The floor it measures is a move's: the match sockets' dispatch (LayerSafe), not
+    Channels' own, which closes old database connections on a thread before every
+    message (a quarter of a relay's CPU under load)."""
+    settings.BENCH_ECHO = True
+    hops = []
+
+    async def counted() -> None:
+        hops.append(1)
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
+    a, _ = await connect("r4", alice)
+    b, _ = await connect("r4", bob)
+    try:
+        for i in range(3):
+            await a.send_to(text_data=f"move {i}")
+            assert await b.receive_from(timeout=5) == f"move {i}"
+        assert hops == []
     finally:
         await a.disconnect()
         await b.disconnect()
