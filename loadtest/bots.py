@@ -513,6 +513,13 @@ class Bot(Socket):
         await super().close()
 
 
+def only_credits(seen: Seen) -> bool:
+    """A JSON frame whose events are all ``credit``s: a change that only gave time back
+    (after our outage) while a move was on its way, not the move: its latency goes on.
+    A page's socket reads no events, so there the first newer version ends it."""
+    return bool(seen.events) and all(kind == "credit" for _, kind, _ in seen.events)
+
+
 class Table:
     """One match at a time between two accounts; one seat JSON, the other HTML."""
 
@@ -547,7 +554,7 @@ class Table:
             self.first_live = at
         other = 1 - bot.seat
         move = self.pending[other]
-        if move is not None and seen.version > move.version:
+        if move is not None and seen.version > move.version and not only_credits(seen):
             self.pending[other] = None
             move.received = at
             move.opp_html = bot.html
