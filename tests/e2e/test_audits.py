@@ -261,8 +261,9 @@ def test_lighthouse_scores_accessibility_best_practices_and_seo_100(
     }  # fmt: skip
     assert {n: v for n, v in short.items() if v} == {}, json.dumps(short, indent=1)
     # Performance at least PERF_GOAL on every page, on its best of up to 1 + PERF_RETRIES
-    # audits, each throttled to this machine's CPU at that moment. A page below it is named with what
-    # cost the points (the audits, the metrics: TBT, LCP...) and the CPU it was timed on.
+    # audits, each throttled to this machine's CPU at that moment. A page below it is named
+    # with what cost the points (the audits, the metrics: TBT, LCP...) and the CPU it was
+    # timed on.
     slow = {
         name: {"score": r["scores"]["performance"], "lost": r["lost"].get("performance"),
                "metrics": r["metrics"], "cpu": r["cpu"], "runs": r["runs"]}
