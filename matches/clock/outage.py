@@ -22,7 +22,7 @@ from matches.play import late_push, timing
 from matches.play.act import credit_late_pushed, credit_rejoin, seats_back
 from matches.play.credit import LastCredit, given_through
 from matches.play.seating import OPEN_STATUSES
-from matches.play.store import locked_match, save_change
+from matches.play.store import locked_match, save_change, writes_together
 from matches.play.timing import rejoin_until
 
 log = logging.getLogger(__name__)
@@ -75,9 +75,10 @@ def _credit_all(start_ms: int, end_ms: int) -> list[int]:
     rejoin_ms = min(rejoin_ms, OUTAGE_VOID_AFTER_MS)
     # Turns that had reached their sockets late before the outage: that wait first.
     lates = late_push.read([(pk, seat) for pk in ids for seat in (0, 1)])
-    for m in matches:
-        if _credit_one(m, start_ms, end_ms, rejoin_ms, lates):
-            changed.append(m.pk)
+    with writes_together():  # every match's change in one round trip, not two each
+        for m in matches:
+            if _credit_one(m, start_ms, end_ms, rejoin_ms, lates):
+                changed.append(m.pk)
     if changed:
         log.warning(
             "outage of %d ms (%d → %d) credited to matches %s",

@@ -314,6 +314,8 @@ def hold_leaving(process: str, at_ms: int) -> int:
     gives it (``config.serve.LEAVE_HOLD_S``), and the seats not yet held when the
     sockets closed were charged their way back (up to 3.6 s each in a drill).
     """
+    from matches.play.store import writes_together
+
     held = take(process)
     if not held:
         return 0
@@ -322,18 +324,22 @@ def hold_leaving(process: str, at_ms: int) -> int:
             locked = _lock_matches({m for m, _ in held})
             lates = late_push.read(list(held))
             only_held: dict[int, Any] = {}
-            for match_id, seat in sorted(held, key=lambda key: _acting_first(locked, key)):
-                if match_id in locked:
-                    late = lates.get((match_id, seat))
-                    _credit_locked(
-                        locked[match_id],
-                        seat,
-                        at_ms,
-                        at_ms,
-                        waiting=True,
-                        late=late,
-                        only_held=only_held,
-                    )
+            # Every seat's change in one round trip; then the holds that changed nothing
+            # else (after: a match whose seat was held after its other seat's change
+            # was written has its last hold written last).
+            with writes_together():
+                for match_id, seat in sorted(held, key=lambda key: _acting_first(locked, key)):
+                    if match_id in locked:
+                        late = lates.get((match_id, seat))
+                        _credit_locked(
+                            locked[match_id],
+                            seat,
+                            at_ms,
+                            at_ms,
+                            waiting=True,
+                            late=late,
+                            only_held=only_held,
+                        )
             _save_held(only_held)
     except Exception:
         log.exception("the seats of process %s were not held for the restart", process)
