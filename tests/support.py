@@ -8,7 +8,9 @@ imported into a conftest would be registered a second time, so none is here.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -86,6 +88,35 @@ async def connect_lobby(user: Any) -> WebsocketCommunicator:
     connected, _ = await comm.connect()
     assert connected
     return comm
+
+
+def database_waits(run: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """What ``run`` returned, and each message this connection sent PostgreSQL that made
+    it wait for an answer (a simple ``Query`` or an extended protocol's ``Sync``), read
+    off libpq's own trace of the wire."""
+    import psycopg
+    from django.db import connection
+
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    fd, path = tempfile.mkstemp()
+    try:
+        pgconn.trace(fd)
+        pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            out = run()
+        finally:
+            pgconn.untrace()
+        with open(path) as f:
+            sent = [line.split("\t") for line in f if line.startswith("F\t")]
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return out, [
+        f[2].strip() + (" " + f[3].strip() if len(f) > 3 else "")
+        for f in sent
+        if f[2].strip() in ("Query", "Sync")
+    ]
 
 
 @contextlib.contextmanager

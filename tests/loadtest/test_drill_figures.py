@@ -20,7 +20,12 @@ from loadtest import bots, drill
 from loadtest.view import Seen
 
 
-def _seen(version: int, main: list[int], running: int | None) -> Seen:
+def _seen(
+    version: int,
+    main: list[int],
+    running: int | None,
+    events: list[tuple[int, str, int | None]] | None = None,
+) -> Seen:
     return Seen(
         version=version,
         status="live",
@@ -31,6 +36,7 @@ def _seen(version: int, main: list[int], running: int | None) -> Seen:
         can_continue=False,
         main=main,
         running=running,
+        events=events or [],
     )
 
 
@@ -301,3 +307,33 @@ def test_the_stages_sums_and_counts_are_scraped_from_every_web_process() -> None
     finally:
         servers[0].shutdown()
         servers[0].server_close()
+
+
+# --- when a move counts as arrived (Table.on_state) ----------------------------------
+
+
+def _move(version: int) -> bots.Move:
+    return bots.Move("place", 7, 0, False, version, 10.0, 9.0, 1.0, 60_000, 0)
+
+
+def test_a_credit_only_frame_leaves_a_move_on_its_way_and_the_move_ends_it() -> None:
+    """After our outage the time given back is a change of its own: reaching the opponent
+    while a move is on its way, it is not the move and does not end its latency."""
+    rec = bots.Recorder()
+    table = _table(rec)
+    opponent: Any = SimpleNamespace(seat=1, html=False)
+    move = table.pending[0] = _move(version=5)
+    table.on_state(opponent, _seen(6, [60_000, 60_000], 0, [(40, "credit", None)]), at=10.2)
+    assert table.pending[0] is move and rec.moves == []
+    table.on_state(opponent, _seen(7, [59_000, 60_000], 1, [(41, "place", 0)]), at=10.5)
+    assert table.pending[0] is None and rec.moves == [move]
+    assert round(move.latency_ms) == 500
+
+
+def test_a_page_socket_reads_no_events_so_its_first_newer_version_ends_the_move() -> None:
+    rec = bots.Recorder()
+    table = _table(rec)
+    page: Any = SimpleNamespace(seat=1, html=True)
+    move = table.pending[0] = _move(version=5)
+    table.on_state(page, _seen(6, [60_000, 60_000], 1), at=10.3)
+    assert rec.moves == [move] and move.opp_html and round(move.latency_ms) == 300

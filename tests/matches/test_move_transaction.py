@@ -5,11 +5,8 @@ is written and read whole; and where it waited is told stage by stage."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -23,7 +20,7 @@ from matches.play import stages, timing
 from matches.play.act import act
 from matches.play.errors import ServiceError
 from matches.signals import match_changed
-from tests.support import frame_for, live_casual
+from tests.support import database_waits, frame_for, live_casual
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 
@@ -76,37 +73,11 @@ def test_a_move_is_committed_with_its_writes_and_published_after_the_commit(
     assert seen_when_published == [m.version + 1]
 
 
-def _sent_by(run: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """What ``run`` returned, and each message this connection sent PostgreSQL that made
-    it wait for an answer (a simple ``Query`` or an extended protocol's ``Sync``), read
-    off libpq's own trace of the wire."""
-    connection.ensure_connection()
-    pgconn = connection.connection.pgconn
-    fd, path = tempfile.mkstemp()
-    try:
-        pgconn.trace(fd)
-        pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
-        try:
-            out = run()
-        finally:
-            pgconn.untrace()
-        with open(path) as f:
-            sent = [line.split("\t") for line in f if line.startswith("F\t")]
-    finally:
-        os.close(fd)
-        os.unlink(path)
-    return out, [
-        f[2].strip() + (" " + f[3].strip() if len(f) > 3 else "")
-        for f in sent
-        if f[2].strip() in ("Query", "Sync")
-    ]
-
-
 def test_a_move_waits_for_the_database_twice_its_begin_going_with_its_row(
     alice: Any, bob: Any, settings: Any
 ) -> None:
     m, mover, frame = _live(alice, bob, settings)
-    out, waits = _sent_by(lambda: act(m.pk, mover, frame, timing.now_ms()))
+    out, waits = database_waits(lambda: act(m.pk, mover, frame, timing.now_ms()))
     assert out.error is None and out.change is not None
     # The row's read with the BEGIN, then the writes with the COMMIT: nothing alone.
     assert len(waits) == 2, waits
@@ -129,7 +100,7 @@ def test_a_move_refused_after_its_row_was_read_leaves_nothing_open(
             act(m.pk, other, frame, timing.now_ms())
         return refused.value.code
 
-    code, waits = _sent_by(out_of_turn)
+    code, waits = database_waits(out_of_turn)
     assert code == "not_your_turn"
     assert waits[0].startswith('Query "BEGIN') and waits[-1].startswith('Query "ROLLBACK')
     assert connection.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
