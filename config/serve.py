@@ -85,6 +85,10 @@ def main(argv: list[str] | None = None) -> None:
                 admission.watch_queue(queue)
             return queue
 
+    # The first requests' imports and compilation, before the reconnect wave meets them.
+    from config.warmup import warm_up
+
+    warm_up()
     # The start ends any outage of the whole web tier: credited before any frame (and
     # pushed once the loop runs).
     broadcast.defer_until_bound()

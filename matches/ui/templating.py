@@ -63,6 +63,12 @@ def _template(name: str) -> Any:
     return jinja().get_template(name)
 
 
+def precompile(names: list[str]) -> None:
+    """Compile ``names`` now (a web process before it listens: ``config/warmup.py``)."""
+    for name in names:
+        _template(name)
+
+
 OOB = Markup(' hx-swap-oob="true"')
 
 
