@@ -29,6 +29,7 @@ SERVE_PORT := $(or $(PORT),8000)
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v 0
+	$(PY) scripts/compile_bytecode.py
 	@echo "Spectacular Bid is running on http://$(SERVE_HOST):$(SERVE_PORT)"
 	$(PY) -m config.serve --host $(SERVE_HOST) --port $(SERVE_PORT)
 
@@ -67,6 +68,7 @@ test: $(STAMP)
 	bash scripts/ensure-programs.sh test
 	bash scripts/ensure-node-tools.sh
 	$(MAKE) check
+	$(PY) scripts/compile_bytecode.py
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" TEST_REDIS_URL="$(TEST_REDIS_URL)" \
 	$(PY) -m pytest
 
