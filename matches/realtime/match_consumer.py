@@ -41,7 +41,7 @@ from matches.play.compiled import OneRow
 from matches.play.errors import ServiceError
 from matches.play.frames import REMATCH_OPS
 from matches.play.store import current_view
-from matches.realtime import broadcast, budgets, catchup, handshakes, periodic, protocol_v2
+from matches.realtime import broadcast, budgets, catchup, periodic, protocol_v2
 from matches.realtime.base import LayerSafe, frame_too_large, language_of, parse_json, refuse
 from matches.realtime.protocol_v2 import DeltaEncoder
 from matches.realtime.session_sockets import ClosedWithSession, session_holds
@@ -96,8 +96,7 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         # Counted while it opens: many at once is a reconnect wave, and new matches
         # wait until it has passed (matches.play.admission).
         with admission.opening_socket():
-            async with handshakes.turn():  # a few at a time: the rest wait, off the loop
-                await self._connect()
+            await self._connect()
 
     async def _connect(self) -> None:
         broadcast.bind_loop(asyncio.get_running_loop())
