@@ -60,18 +60,15 @@ def _catalogues() -> int:
     return len(settings.LANGUAGES)
 
 
-def _template_dir() -> Path:
-    return Path(settings.BASE_DIR) / "templates"
-
-
 def _django_templates() -> int:
     """Every page template of the site's own directory, compiled into the cached loader
     (the parents they extend and the parts they include are among them)."""
     from django.template import TemplateSyntaxError
     from django.template.loader import get_template
 
-    root = _template_dir()
-    live = root / "matches" / "live"  # the fragments: Jinja's (below)
+    from matches.ui.templating import LIVE_TEMPLATES as live  # the fragments: Jinja's (below)
+
+    root = Path(settings.BASE_DIR) / "templates"
     count = 0
     for path in sorted(root.rglob("*")):
         if path.suffix not in (".html", ".txt") or live in path.parents:
