@@ -81,6 +81,9 @@ class Step:
     tile: Tile | None = None
     # Tiles drawn from the talon in this turn, before its placement or pass.
     draws: tuple[Tile, ...] = ()
+    # Whose they are: the step's player, or the drawer's opponent when it resigned
+    # before the drawer decided (the draws are still the drawer's).
+    drawer: int | None = None
 
     @property
     def layout(self) -> tuple[PlacedTile, ...]:
@@ -299,4 +302,5 @@ def _step(
         elapsed_ms=max(0, t - (clocks.t0 if clocks.t0 is not None else t)),
         tile=_tile(ev.get("tile")) if kind == "place" else None,
         draws=drawn,
+        drawer=draws[0].get("player") if drawn else None,
     )

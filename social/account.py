@@ -67,17 +67,17 @@ def _visible_step(step: Any, mine: list[int], names: list[str]) -> dict[str, Any
         "my_hands": {str(s): _tiles(step.hands[s]) for s in mine} if step.hands else {},
     }
     if step.draws:
-        if step.player in mine:
+        if step.drawer in mine:
             out["draws"] = _tiles(step.draws)
         else:
             # The replay's sentence names the drawn tiles: the opponent's are not ours to see.
-            prefix = draw_sentence(step.player, step.draws, names)
+            prefix = draw_sentence(step.drawer, step.draws, names)
             text = text[len(prefix) :].lstrip()
             out["draws_count"] = len(step.draws)
             text = (
                 _("%(name)s draws %(n)d tiles from the talon.")
                 % {
-                    "name": names[step.player] if step.player in (0, 1) else "",
+                    "name": names[step.drawer] if step.drawer in (0, 1) else "",
                     "n": len(step.draws),
                 }
                 + " "

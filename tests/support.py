@@ -193,3 +193,16 @@ class Tables:
             frame = frame_for(action)
             self.act(m, self.user_at(m, seat), frame.pop("op"), **frame)
         return self.fresh(m)
+
+    def until_drawn(self, m: Match, most: int = 400) -> tuple[Match, int]:
+        """Play decisions until a turn's draws wait for its decision (the log's last event
+        is a draw): the match then, and the drawer's seat."""
+        from matches.models import MatchEvent
+
+        for _ in range(most):
+            last = MatchEvent.objects.filter(match=m).order_by("-id").first()
+            if last is not None and last.data.get("type") == "draw":
+                return self.fresh(m), int(last.data["player"])
+            m = self.play(m, 1)
+            assert not m.is_over, "the match ended before a turn drew"
+        raise AssertionError(f"no turn drew in {most} decisions")

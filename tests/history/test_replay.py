@@ -14,6 +14,7 @@ import engine
 from engine.tiles import ALL_TILES
 from history import replay as replays
 from matches.models import Match, MatchEvent
+from matches.ui.text import tile_label
 from ratings.models import RatingChange
 
 DECISIONS = ("place", "pass", "bid", "accept", "decline", "resign")
@@ -96,6 +97,23 @@ def test_a_turns_draws_belong_to_the_placement_or_pass_that_follows(played: Matc
         assert s.text.count("[") >= len(s.draws) + (s.kind == "place")
         if s.kind == "place":
             assert s.tile == s.draws[-1]
+
+
+def test_draws_the_opponents_resignation_interrupted_are_still_the_drawers(
+    tables: Any, alice: Any, bob: Any
+) -> None:
+    # The server draws for the player who cannot place, and the other player resigns
+    # before the drawer decides: that step tells both, and the draws stay the drawer's.
+    m, drawer = tables.until_drawn(tables.start(tables.casual(alice, bob)))
+    drawn = [tuple(e["tile"]) for e in _logged(m) if e["type"] == "draw"]
+    m = tables.resign(m, tables.user_at(m, 1 - drawer))
+    rp = replays.build(m)
+    assert not rp.broken
+    last = rp.steps[-1]
+    assert (last.kind, last.player, last.drawer) == ("resign", 1 - drawer, drawer)
+    assert [t for s in rp.steps for t in s.draws] == drawn  # each drawn tile once, in order
+    assert last.draws and all(tile_label(t) in last.text for t in last.draws)
+    assert all(s.drawer == s.player for s in rp.steps[:-1] if s.draws)
 
 
 def test_the_end_of_a_hand_and_of_the_match_belong_to_the_decision_that_caused_them(

@@ -99,6 +99,28 @@ def test_the_export_holds_every_match_with_only_what_the_player_saw(
     assert len(first_deal["my_hands"][str(seat)]) == len(deals[0]["hands"][seat])
 
 
+def test_the_export_shows_no_draws_of_the_opponent_when_the_player_resigned_during_them(
+    api: Any, tables: Tables, alice: Any, bob: Any
+) -> None:
+    # The opponent drew (the server draws for a player who cannot place) and the player
+    # resigned before the opponent decided: those tiles are still the opponent's.
+    m, drawer = tables.until_drawn(tables.start(tables.casual(alice, bob)))
+    resigner = tables.user_at(m, 1 - drawer)
+    tables.resign(m, resigner)
+    theirs = {
+        (min(e.data["tile"]), max(e.data["tile"]))
+        for e in MatchEvent.objects.filter(match=m, kind="draw")
+        if e.data["player"] == drawer
+    }
+    (exported,) = json.loads(api(resigner).get("/settings/export/").content)["matches"]
+    last = exported["steps"][-1]
+    assert (last["kind"], last["player"]) == ("resign", 1 - drawer)
+    for step in exported["steps"]:
+        if step["player"] == drawer:
+            assert "draws" not in step
+        assert not (_tiles_in(step.get("draws", [])) & theirs), step
+
+
 def test_export_of_a_match_not_over_has_no_steps(
     api: Any, tables: Tables, alice: Any, bob: Any
 ) -> None:
