@@ -43,7 +43,7 @@ def _bad(message: str) -> JsonResponse:
 def _body(request: HttpRequest) -> dict[str, Any] | None:
     try:
         body = json.loads(request.body or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past parsing
         return None
     return body if isinstance(body, dict) else None
 

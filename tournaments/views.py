@@ -99,7 +99,7 @@ def _create(request: HttpRequest) -> JsonResponse:
         )
     try:
         body = json.loads(request.body or b"")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past parsing
         return _bad(_("Send JSON."))
     if not isinstance(body, dict):
         return _bad(_("Send a JSON object."))

@@ -85,7 +85,7 @@ def api_same_device_create(request: HttpRequest) -> JsonResponse:
         body = json.loads(request.body or b"{}")
         name = body.get("guest_name", "") if isinstance(body, dict) else ""
         m = create_same_device(request.user, name if isinstance(name, str) else "")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past parsing
         return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
     except ServiceError as e:
         return _error(e)
@@ -101,7 +101,7 @@ def api_computer_create(request: HttpRequest) -> JsonResponse:
         return denied
     try:
         body = json.loads(request.body or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past parsing
         return JsonResponse({"code": "bad_request", "message": _("Send JSON.")}, status=400)
     level = body.get("level") if isinstance(body, dict) else None
     try:
