@@ -123,7 +123,9 @@ class MatchConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         # The version the page was drawn at (match.html's ws-connect URL): a page that
         # connects showing the current version is not sent again what it shows.
         seen = query.get("seen", [""])[0]
-        self.page_version = int(seen) if seen.isdigit() and len(seen) < 10 else None
+        # ASCII digits only: "²" is a digit to str.isdigit() but not to int().
+        ok = seen.isascii() and seen.isdigit() and len(seen) < 10
+        self.page_version = int(seen) if ok else None
         # JSON version 2: state frames as deltas (matches/realtime/protocol_v2.py); 1 by default.
         self.delta = None if self.html or not protocol_v2.wants_v2(query) else DeltaEncoder()
         self.language = language_of(self.scope)

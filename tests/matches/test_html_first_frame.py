@@ -65,7 +65,8 @@ async def test_a_page_at_the_current_version_gets_only_the_parts_drawn_from_the_
 
 async def test_a_page_number_that_is_not_a_version_is_ignored(alice: Any, bob: Any) -> None:
     match = await database_sync_to_async(new_casual)(alice, bob)
-    for seen in ("-1", "x", "9" * 12, "0x0"):
+    # "²" and "¹" (percent-encoded UTF-8): digits to str.isdigit() that int() refuses.
+    for seen in ("-1", "x", "9" * 12, "0x0", "%C2%B2", "%C2%B9"):
         headers = await database_sync_to_async(login_headers)(bob)
         comm = WebsocketCommunicator(
             application, f"/ws/matches/{match.pk}/?format=html&seen={seen}", headers=headers
