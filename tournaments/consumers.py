@@ -43,6 +43,9 @@ from matches.realtime.socket_auth import (
     origin_allowed,
     scope_user,
 )
+from matches.realtime.token_sockets import (
+    ClosedOnRevoke,  # a bot token's sockets close when it is revoked (docs/protocol.md §5)
+)
 
 from . import push, services, standings
 from .models import Arena
@@ -150,7 +153,7 @@ def encoded(event: dict[str, Any]) -> Encoded:
     return made
 
 
-class ArenaConsumer(LayerSafe, AsyncWebsocketConsumer):
+class ArenaConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     groups_joined: list[str]
     present: bool = False  # counted in _held
     user: Any

@@ -1,6 +1,6 @@
 """Sockets opened with a bot token close the moment the token is revoked or rotated.
 
-Mixed into the match and lobby consumers (first among their bases). Before the
+Mixed into the match, lobby and arena consumers (first among their bases). Before the
 consumer's own ``connect`` runs, a socket that sends ``Authorization: Bearer``
 joins the token's group (``accounts.tokens.revocation_group``, named by the
 token's hash: no database read). Joining *before* the token is checked leaves

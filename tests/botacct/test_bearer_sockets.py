@@ -1,4 +1,4 @@
-"""The match and lobby sockets with ``Authorization: Bearer``: who gets in, and the 4401 close.
+"""The match, lobby and arena sockets with ``Authorization: Bearer``: who gets in, the 4401 close.
 
 Against the real ASGI application (``config.asgi``) and the real database; the
 revocations go through ``accounts.bot_accounts`` as the profile page's do.
@@ -14,11 +14,14 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
+from django.utils import timezone
 
 from accounts import bot_accounts
 from config.asgi import application
 from matches.lobby.invites import accept_invite, create_invite
 from matches.models import Match, QueueEntry
+from tournaments import services
+from tournaments.models import Arena
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -130,6 +133,20 @@ async def test_revoking_closes_the_open_sockets_at_once_and_only_those(
         assert (await next_frame(person))["view"]["match"]["ready"] == [True, False]
     finally:
         await person.disconnect()
+
+
+def _casual_arena() -> Arena:
+    return services.create_arena("Bots welcome", 60, timezone.now(), rated=False)
+
+
+async def test_revoking_closes_the_bots_arena_socket_too(robo: tuple[Any, str]) -> None:
+    # docs/protocol.md §5: every socket opened with the old token is closed with 4401,
+    # the arena's (§6: "session or token, as the other sockets") as much as any.
+    arena = await database_sync_to_async(_casual_arena)()
+    comm = await opened(f"/ws/tournaments/{arena.pk}/", token_headers(robo[1]))
+    assert (await next_frame(comm))["type"] == "standings"
+    await database_sync_to_async(bot_accounts.revoke_token)(robo[0])
+    assert await closed_with(comm) == 4401
 
 
 async def test_rotating_closes_the_old_tokens_socket_and_the_new_token_connects(
