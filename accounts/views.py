@@ -4,7 +4,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -103,6 +103,9 @@ def _signup_refused(request: HttpRequest, form: SignUpForm, wait_s: int) -> Http
 
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     """A player's public page: matches played, won and lost."""
+    # No name holds a NUL (accounts/names.py) and PostgreSQL text cannot: not found, not a 500.
+    if "\x00" in username:
+        raise Http404
     player = get_object_or_404(User, username=username, is_active=True)
     return _profile(request, player)
 

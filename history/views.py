@@ -76,6 +76,9 @@ def _querystring(request: HttpRequest, **changes: Any) -> str:
 @require_GET
 def history(request: HttpRequest, username: str) -> HttpResponse:
     """Every match of ``username`` that is over, newest first, filterable and paginated."""
+    # No name holds a NUL (accounts/names.py) and PostgreSQL text cannot: not found, not a 500.
+    if "\x00" in username:
+        raise Http404
     player = get_object_or_404(get_user_model(), username=username, is_active=True)
     form = HistoryFilter(request.GET or None)
     kind = result = ""

@@ -75,6 +75,9 @@ def invite_detail(request: HttpRequest, code: str) -> HttpResponse:
     so, with a link to the match for its two players. Never cached, so that Back
     from the match fetches it again instead of showing a stale accept button.
     """
+    # No invite code holds a NUL and PostgreSQL text cannot: not found, not a 500.
+    if "\x00" in code:
+        raise Http404
     inv = get_object_or_404(Invite.objects.select_related("creator"), code=code)
     user_id = request.user.pk if request.user.is_authenticated else None
     accepted = inv.status == Invite.Status.ACCEPTED and inv.match_id is not None
@@ -98,6 +101,9 @@ def invite_detail(request: HttpRequest, code: str) -> HttpResponse:
 @require_GET
 def invite_status(request: HttpRequest, code: str) -> HttpResponse:
     """Polled by the creator's invite page; moves it on to the match when accepted."""
+    # No invite code holds a NUL and PostgreSQL text cannot: not found, not a 500.
+    if "\x00" in code:
+        raise Http404
     inv = get_object_or_404(Invite, code=code, creator=request.user)
     if inv.status == Invite.Status.ACCEPTED and inv.match_id is not None:
         return HttpResponseClientRedirect(reverse("matches:match", args=[inv.match_id]))

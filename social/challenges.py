@@ -47,7 +47,9 @@ MAX_PER_HOUR = 30
 def _target(username: Any) -> Any:
     if not isinstance(username, str) or not username.strip():
         raise ServiceError("bad_request", _("Name the player to challenge."))
-    user = get_user_model().objects.filter(username=username.strip(), is_active=True).first()
+    # No name holds a NUL (accounts/names.py) and PostgreSQL text cannot: nobody, not a 500.
+    users = get_user_model().objects.filter(is_active=True)
+    user = None if "\x00" in username else users.filter(username=username.strip()).first()
     if user is None:
         raise ServiceError("not_found", _("There is no player of that name."))
     return user

@@ -22,6 +22,9 @@ from . import reports
 @login_required
 @require_http_methods(["GET", "POST"])
 def report_player(request: HttpRequest, username: str) -> HttpResponse:
+    # No name holds a NUL (accounts/names.py) and PostgreSQL text cannot: not found, not a 500.
+    if "\x00" in username:
+        raise Http404
     player = get_object_or_404(get_user_model(), username=username, is_active=True)
     if player.pk == request.user.pk:
         raise Http404(_("That is you."))

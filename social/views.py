@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -30,9 +30,10 @@ def _back(request: HttpRequest) -> HttpResponse:
 
 
 def _target(request: HttpRequest) -> Any:
-    return get_object_or_404(
-        get_user_model(), username=request.POST.get("username", ""), is_active=True
-    )
+    username = request.POST.get("username", "")
+    if "\x00" in username:  # no name holds one, and PostgreSQL text cannot (a 500)
+        raise Http404
+    return get_object_or_404(get_user_model(), username=username, is_active=True)
 
 
 @login_required

@@ -93,6 +93,8 @@ def subscribe(user: Any, info: Any) -> PushSubscription:
         raise ValueError("keys")
     if len(endpoint) > 1000:
         raise ValueError("endpoint")
+    if not all(s.isprintable() for s in (endpoint, keys["p256dh"], keys["auth"])):
+        raise ValueError("control characters")  # a NUL is even a 500 on PostgreSQL
     sub, _created = PushSubscription.objects.update_or_create(
         endpoint=endpoint, defaults={"user": user, "p256dh": keys["p256dh"], "auth": keys["auth"]}
     )
