@@ -32,10 +32,12 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from matches.play import db, dbpool
-from matches.realtime import broadcast, periodic
-from matches.realtime.base import LayerSafe, refuse
+from matches.realtime import broadcast, budgets, periodic
+from matches.realtime.base import LayerSafe, language_of, refuse
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -158,6 +160,7 @@ class ArenaConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
     present: bool = False  # counted in _held
     user: Any
     arena_id: int
+    frame_budget: budgets.FrameBudget
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         # The arena page's reads and presence stamps wait behind live matches' frames
@@ -198,6 +201,7 @@ class ArenaConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         if first is None:
             await refuse(self, CLOSE_FORBIDDEN)
             return
+        self.frame_budget = budgets.FrameBudget()
         await self.accept()
         self.accepted = True
         if not bar:
@@ -223,6 +227,18 @@ class ArenaConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             await db.run(services.touch, self.arena_id, self.user.pk)  # the grace starts now
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        # The frame budget of the match and lobby sockets (docs/protocol.md § Limits): a
+        # ping is a database write, and a flood of them was one write a frame.
+        verdict = self.frame_budget.judge()
+        if verdict == "close":
+            await self.close(code=budgets.CLOSE_FLOOD)
+            return
+        if verdict == "refuse":
+            with translation.override(language_of(self.scope)):
+                message = _(budgets.FLOOD_MESSAGE)
+            frame = {"type": "error", "code": "rate_limited", "message": message}
+            await self.send(text_data=json.dumps(frame))
+            return
         if text_data and len(text_data) < 256 and '"ping"' in text_data:
             await db.run(services.touch, self.arena_id, self.user.pk)
 

@@ -106,6 +106,36 @@ async def test_an_open_socket_keeps_the_player_present(arena: Arena) -> None:
     await ca.disconnect()
 
 
+async def test_a_ping_flood_is_refused_then_closed_and_not_written(
+    arena: Arena, monkeypatch: Any
+) -> None:
+    # The frame budget of the match and lobby sockets (docs/protocol.md § Limits): each
+    # ping is a presence write, so a flood must not become one write a frame.
+    (a,) = await database_sync_to_async(players)(1)
+    await database_sync_to_async(services.join)(arena.pk, a)
+    comm = await connect(arena, a, "?bar=1")
+    await next_frame(comm, "you")
+    writes = []
+    real_touch = services.touch
+    monkeypatch.setattr(services, "touch", lambda *args: writes.append(args) or real_touch(*args))
+    started = asyncio.get_running_loop().time()
+    for _ in range(1000):
+        await comm.send_to(text_data='{"op": "ping"}')
+    errors = 0
+    while True:
+        message = await comm.receive_output(timeout=DEADLINE_S)
+        if message["type"] == "websocket.close":
+            break
+        frame = json.loads(message["text"])
+        assert frame["type"] == "error" and frame["code"] == "rate_limited" and frame["message"]
+        errors += 1
+    took = asyncio.get_running_loop().time() - started
+    assert message["code"] == 4429 and errors == 20
+    # The burst of 20, and what 5 a second refilled meanwhile.
+    assert 1 <= len(writes) <= 20 + 5 * took + 1, (len(writes), took)
+    await comm.disconnect()
+
+
 async def test_an_anonymous_socket_and_an_unknown_arena_are_refused(arena: Arena) -> None:
     (a,) = await database_sync_to_async(players)(1)
     for user, arena_id, code in ((AnonymousUser(), arena.pk, 4401), (a, arena.pk + 99, 4403)):
