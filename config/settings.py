@@ -105,6 +105,9 @@ MIDDLEWARE = [
     # New work refused while saturated before the session and the user are read
     # (matches/lobby/admission_http.py: the cheap door; the pacer's after auth, below).
     "matches.lobby.admission_http.refuse_early",
+    # A session cookie that is no session key (a NUL in it was a 500 on every page) is
+    # dropped before the session is read (config/session_cookie.py).
+    "config.session_cookie.drop_malformed_session_cookie",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -83,3 +83,19 @@ def test_the_api_answers_a_name_or_code_with_a_nul_as_an_unknown_one(alice: Any,
     r = c.post("/api/push/", json.dumps(bad_push), content_type="application/json")
     assert r.status_code == 400 and r.json()["code"] == "bad_request"
     assert _rows() == before
+
+
+@pytest.mark.parametrize(
+    "cookie",
+    ['sessionid="abcdefgh\\000xyz"', "sessionid=abcdefgh\x00xyz", 'sessionid="\\377abcdefgh"'],
+    ids=["escaped_nul", "raw_nul", "escaped_latin1"],
+)
+def test_a_session_cookie_that_is_no_session_key_is_no_session_not_a_500(
+    alice: Any, cookie: str
+) -> None:
+    # The cookie parser decodes a quoted value's octal escapes: plain ASCII on the wire.
+    c = Client(raise_request_exception=False, HTTP_COOKIE=cookie)
+    for path in ("/", "/rules/", "/accounts/login/", f"/u/{alice.username}/"):
+        assert c.get(path).status_code == 200, path
+    r = c.get("/api/matches/live/")
+    assert r.status_code == 401 and r.json()["code"] == "not_logged_in"
