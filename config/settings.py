@@ -549,6 +549,9 @@ VAPID_PRIVATE_KEY_FILE = envstr(
     "VAPID_PRIVATE_KEY_FILE", str(BASE_DIR / "var" / "vapid_private.pem")
 )
 VAPID_SUBJECT = envstr("VAPID_SUBJECT", f"mailto:{DEFAULT_FROM_EMAIL}")
+# Push subscriptions may name any http(s) address, loopback and private networks
+# included (the tests' push service); off, only https to public hosts (social/webpush.py).
+PUSH_PRIVATE_ENDPOINTS = envbool("PUSH_PRIVATE_ENDPOINTS", False)
 
 # --- Language and time ---------------------------------------------------------------
 

@@ -10,20 +10,31 @@ restarts. The browser subscribes with the public key
 Messages are sent by pywebpush (aes128gcm, RFC 8291) on a small thread pool
 after the commit, so that neither a request nor a pairing waits for a push
 service. A subscription the push service says is gone (404 or 410) is deleted.
+
+The server POSTs to whatever address a subscription names, so an address must be a
+push service's: ``https`` to a host on the public internet. An IP literal, ``localhost``
+or a name without a dot is refused when the subscription is made, and at each send
+the host's addresses are looked up and every one must be a global address (never
+loopback, a private network, link-local or the cloud metadata address): a player's
+subscription cannot make the server call into its own network.
+``PUSH_PRIVATE_ENDPOINTS`` lifts this for the tests' push service on loopback.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import ipaddress
 import json
 import logging
 import os
 import secrets
+import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives import serialization
 from django.conf import settings
@@ -85,7 +96,7 @@ def subscribe(user: Any, info: Any) -> PushSubscription:
     if not isinstance(info, dict):
         raise ValueError("not a subscription")
     endpoint, keys = info.get("endpoint"), info.get("keys")
-    if not (isinstance(endpoint, str) and endpoint.startswith(("https://", "http://"))):
+    if not (isinstance(endpoint, str) and endpoint_allowed(endpoint)):
         raise ValueError("endpoint")
     if not isinstance(keys, dict) or not all(
         isinstance(keys.get(k), str) and 0 < len(keys[k]) <= 200 for k in ("p256dh", "auth")
@@ -100,6 +111,33 @@ def subscribe(user: Any, info: Any) -> PushSubscription:
     )
     Preferences.objects.update_or_create(user=user, defaults={"push": True})
     return sub
+
+
+def endpoint_allowed(endpoint: str, *, resolve: bool = False) -> bool:
+    """Whether ``endpoint`` may be a push service: ``https`` to a named host on the
+    public internet; with ``resolve``, every address the host has now is global."""
+    try:
+        url = urlsplit(endpoint)
+        port = url.port or 443
+    except ValueError:
+        return False
+    host = url.hostname
+    if not host:
+        return False
+    if getattr(settings, "PUSH_PRIVATE_ENDPOINTS", False):
+        return url.scheme in ("https", "http")
+    if url.scheme != "https" or "." not in host or host.endswith((".localhost", ".local")):
+        return False
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(host)
+        return False  # push services are named; a bare address is somebody's machine
+    if not resolve:
+        return True
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    return bool(found) and all(ipaddress.ip_address(a[4][0]).is_global for a in found)
 
 
 def send_after_commit(user_id: int, payload: dict[str, Any]) -> None:
@@ -126,6 +164,9 @@ def _executor() -> ThreadPoolExecutor:
 def _deliver(sub_id: int, endpoint: str, p256dh: str, auth: str, payload: dict[str, Any]) -> None:
     from pywebpush import WebPushException, webpush
 
+    if not endpoint_allowed(endpoint, resolve=True):
+        log.warning("web push to subscription %s skipped: not a public push service", sub_id)
+        return
     try:
         webpush(
             {"endpoint": endpoint, "keys": {"p256dh": p256dh, "auth": auth}},

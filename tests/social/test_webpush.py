@@ -88,7 +88,8 @@ class Browser:
 
 
 @pytest.fixture
-def push_service() -> Iterator[PushService]:
+def push_service(settings: Any) -> Iterator[PushService]:
+    settings.PUSH_PRIVATE_ENDPOINTS = True  # this push service is on loopback, over http
     s = PushService()
     yield s
     s.server.shutdown()
@@ -186,6 +187,52 @@ def test_a_bad_subscription_is_refused(api: Any, bob: Any) -> None:
         assert c.post_json("/api/push/", bad).status_code == 400
     assert not PushSubscription.objects.exists()
     assert len(c.get("/api/push/").json()["public_key"]) == 87  # 65 bytes, base64url
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "http://fcm.googleapis.com/fcm/send/x",  # not https
+        "https://127.0.0.1/push",
+        "https://10.1.2.3/push",
+        "https://169.254.169.254/latest/meta-data/",  # a cloud's metadata service
+        "https://[::1]/push",
+        "https://localhost/push",
+        "https://db/push",  # a name without a dot: a neighbour on the network
+        "https://printer.local/push",
+        "https://fcm.googleapis.com:99999/x",  # no such port
+    ],
+)
+def test_a_subscription_to_anything_but_a_public_push_service_is_refused(
+    api: Any, bob: Any, endpoint: str
+) -> None:
+    sub = {"endpoint": endpoint, "keys": {"p256dh": "k" * 87, "auth": "a" * 22}}
+    assert api(bob).post_json("/api/push/", sub).status_code == 400
+    assert not PushSubscription.objects.exists()
+
+
+def test_a_public_push_service_is_kept(api: Any, bob: Any) -> None:
+    sub = {"endpoint": "https://fcm.googleapis.com/fcm/send/abc",
+           "keys": {"p256dh": "k" * 87, "auth": "a" * 22}}  # fmt: skip
+    assert api(bob).post_json("/api/push/", sub).status_code == 201
+    assert PushSubscription.objects.get().endpoint == sub["endpoint"]
+
+
+@pytest.mark.parametrize(("address", "sent"), [("10.0.0.5", False), ("127.0.0.1", False),
+                                               ("142.250.74.10", True)])  # fmt: skip
+def test_a_push_goes_only_to_a_host_whose_addresses_are_all_public(
+    monkeypatch: pytest.MonkeyPatch, address: str, sent: bool
+) -> None:
+    # A name that pointed somewhere public when it was subscribed can point inside later
+    # (DNS rebinding): every send looks the host up again.
+    import pywebpush
+
+    monkeypatch.setattr(webpush.socket, "getaddrinfo",
+                        lambda *a, **k: [(2, 1, 6, "", (address, 443))])  # fmt: skip
+    calls: list[str] = []
+    monkeypatch.setattr(pywebpush, "webpush", lambda info, *a, **k: calls.append(info["endpoint"]))
+    webpush._deliver(1, "https://push.example.com/x", "k", "a", {"title": "t"})
+    assert calls == (["https://push.example.com/x"] if sent else [])
 
 
 def test_a_subscription_the_push_service_calls_gone_is_forgotten(
