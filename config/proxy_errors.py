@@ -37,7 +37,9 @@ def render(status: int) -> bytes:
             sections.append(mark_safe(render_to_string("_proxy_error_section.html")))  # noqa: S308
     with translation.override(LANGUAGES[0]):
         site = gettext("Spectacular Bid")
-        title = f"{gettext('Restarting')} · {site}"
+        # Outside the f-string, where xgettext (make messages) finds it.
+        restarting = gettext("Restarting")
+        title = f"{restarting} · {site}"
     body = render_to_string(
         "proxy_error.html",
         {

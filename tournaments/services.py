@@ -200,9 +200,7 @@ def berserk(match_id: int, user: Any) -> Pairing:
         if not seats:
             raise ArenaError("not_a_player", _("You are not playing in this match."), 403)
         if m.status != Match.Status.WAITING:
-            raise ArenaError(
-                "too_late", _("Berserk is chosen before the match starts (開始)."), 409
-            )
+            raise ArenaError("too_late", _("Berserk is chosen before you press Start."), 409)
         flags = list(pairing.berserk or [False, False])
         if not flags[seats[0]]:
             flags[seats[0]] = True

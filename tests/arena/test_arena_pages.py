@@ -92,3 +92,13 @@ def test_the_podium_the_final_table_and_the_profiles_best_rank(clock: Any) -> No
 def test_the_rules_page_explains_arenas() -> None:
     html = Client().get("/rules/").content.decode()
     assert 'data-testid="arena-rules"' in html and "バーサーク" in html
+
+
+def test_the_arena_rules_in_english_have_no_japanese_words() -> None:
+    """In English the rules name the Start button, not its Japanese label 開始."""
+    c = Client()
+    c.cookies["django_language"] = "en"
+    html = c.get("/rules/").content.decode()
+    rules = html.split('data-testid="arena-rules"')[1].split("</section>")[0]
+    assert "Berserk" in rules and "開始" not in rules
+    assert "before you press Start" in rules and "because Start was not pressed" in rules
