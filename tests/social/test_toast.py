@@ -6,11 +6,12 @@ that answers with a challenge to this player only while it can still be accepted
 
 from __future__ import annotations
 
+import html
 from datetime import timedelta
 from typing import Any
 
 import time_machine
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from social.models import Challenge
 
@@ -73,3 +74,30 @@ def test_an_accepted_challenge_whose_match_started_sends_nobody(
     match_id = api(bob).post_json(f"/api/challenges/{ch['id']}/accept/").json()["match_id"]
     Match.objects.filter(pk=match_id).update(status=Match.Status.ABORTED)
     assert "X-Sb-Go" not in _pending(api, alice)
+
+
+def test_every_kind_of_notification_is_worded_in_the_list_and_the_toast(
+    api: Any, alice: Any, bob: Any
+) -> None:
+    """An accepted invite or a started arena is said in words (notify.text), in Japanese
+    and in English, never shown as its code (``invite_accepted`` was)."""
+    from social import notify
+    from social.models import Notification
+
+    for kind in Notification.Kind.values:
+        Notification.objects.create(user=alice, kind=kind, actor=bob)
+    client = api(alice)
+    newest = Notification.objects.filter(user=alice).latest("pk")
+    assert newest.kind == "invite_accepted"
+    toast = client.get("/notifications/toast/").content.decode()
+    with translation.override("ja"):
+        assert html.escape(notify.text(newest), quote=False) in toast
+    for language in ("ja", "en"):
+        client.cookies["django_language"] = language
+        page = client.get("/notifications/").content.decode()
+        with translation.override(language):
+            for n in Notification.objects.filter(user=alice):
+                worded = notify.text(n)
+                assert worded != n.kind
+                assert html.escape(worded, quote=False) in page, (language, n.kind)
+                assert f">{n.kind}<" not in page and f"{n.kind} " not in page
