@@ -100,3 +100,10 @@ def test_the_pages_hold_what_they_should_at_phone_width(
         assert nav == ["ロビー", "ランキング", "自分の対局", "ルール"]
         # One language button on a phone: the other language, a full target.
         assert page.locator(".lang-switch button:visible").all_inner_texts() == ["English"]
+        # A <button> takes its variant's look: the first level filled, the others
+        # outlined (a button.button rule outweighed .button--secondary and --danger).
+        bg = "(b) => getComputedStyle(b).backgroundColor"
+        assert page.locator("[data-testid=computer-1]").evaluate(bg) != "rgba(0, 0, 0, 0)"
+        assert page.locator("[data-testid=computer-2]").evaluate(bg) == "rgba(0, 0, 0, 0)"
+        page.goto("/u/bob_kanazawa/")
+        assert page.locator("[data-testid=block]").evaluate(bg) == "rgb(179, 38, 30)"
