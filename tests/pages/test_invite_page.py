@@ -45,6 +45,11 @@ def test_a_stranger_sees_who_invites_and_the_time_control(client: Client, invite
     assert "各自2分（120秒）" in html and "手番ごとに最初の10秒" in html
     assert 'href="/rules/"' in html
     assert ACCEPT not in html  # nothing to accept before logging in
+    # What to do comes first, on a phone's first screen: signing up (an invited friend is
+    # most often new), then logging in; the time control after them.
+    at = html.index
+    assert at('data-testid="invite-signup"') < at('data-testid="invite-login"')
+    assert at('data-testid="invite-login"') < at('data-testid="before-play"')
 
 
 def test_a_stranger_logs_in_on_the_invite_and_lands_back_on_it(
