@@ -302,7 +302,8 @@ def test_phone_width_has_no_sideways_scrolling(open_page: Any, mid: Any, lang: s
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 360
         box = page.query_selector(".sb-board").bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+        # In the auction a phone shows no empty table (the auction panel takes its room).
+        assert box is None or (box["x"] >= 0 and box["x"] + box["width"] <= 360)
 
 
 # --- after the match: rematch ------------------------------------------------------------
