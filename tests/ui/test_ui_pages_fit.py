@@ -68,6 +68,8 @@ def test_every_page_fits_and_every_target_is_full_size(
         ("report-player", site["alice"], "/u/bob_kanazawa/report/"),
         ("report-match", site["alice"], site["replay"].replace("replay/", "report/")),
         ("password-reset", None, "/accounts/password_reset/"),
+        ("signup", None, "/signup/"),
+        ("login", None, "/accounts/login/"),
         ("lobby-long-name", site["long"], "/"),
         ("rules-long-name", site["long"], "/rules/"),
         ("profile-long-name", site["long"], f"/u/{site['long'].username}/"),
