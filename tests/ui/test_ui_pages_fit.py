@@ -9,13 +9,16 @@ included). A screenshot of each page at each width is kept in tests/e2e/artifact
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from ui_pages import FITS, browsing, built_site, fit_problems
 
 from matches.lobby.invites import accept_invite, create_invite
 from tests.support import PASSWORD, Tables, make_user
+from tournaments import services as arenas
 
 
 def _build_site() -> dict[str, Any]:
@@ -29,6 +32,9 @@ def _build_site() -> dict[str, Any]:
     assert played.is_over
     accepted = create_invite(alice)
     accept_invite(accepted.code, bob)
+    arena = arenas.create_arena("毎時アリーナ", 60, timezone.now() + timedelta(hours=1), True)
+    arenas.join(arena.pk, alice)
+    arenas.join(arena.pk, bob)
     return {
         "alice": alice,
         "bob": bob,
@@ -37,6 +43,7 @@ def _build_site() -> dict[str, Any]:
         "replay": f"/matches/{played.pk}/replay/?step=8",
         "open_invite": f"/invites/{create_invite(alice).code}/",
         "accepted_invite": f"/invites/{accepted.code}/",
+        "arena": f"/tournaments/{arena.pk}/",
     }
 
 
@@ -68,6 +75,7 @@ def test_every_page_fits_and_every_target_is_full_size(
         ("report-player", site["alice"], "/u/bob_kanazawa/report/"),
         ("report-match", site["alice"], site["replay"].replace("replay/", "report/")),
         ("password-reset", None, "/accounts/password_reset/"),
+        ("arena", site["alice"], site["arena"]),
         ("signup", None, "/signup/"),
         ("login", None, "/accounts/login/"),
         ("lobby-long-name", site["long"], "/"),
@@ -77,6 +85,13 @@ def test_every_page_fits_and_every_target_is_full_size(
     ]
     problems = fit_problems(browser, live_server, size, locale, pages)
     assert problems == [], "\n".join(problems)
+
+
+# A cell's text on one line: its text's boxes share a top.
+one_line = (
+    "e => { const r = document.createRange(); r.selectNodeContents(e);"
+    " return new Set(Array.from(r.getClientRects()).map((b) => Math.round(b.top))).size <= 1; }"
+)
 
 
 def test_the_pages_hold_what_they_should_at_phone_width(
@@ -109,3 +124,8 @@ def test_the_pages_hold_what_they_should_at_phone_width(
         assert page.locator("[data-testid=computer-2]").evaluate(bg) == "rgba(0, 0, 0, 0)"
         page.goto("/u/bob_kanazawa/")
         assert page.locator("[data-testid=block]").evaluate(bg) == "rgb(179, 38, 30)"
+        # An arena's standings: each heading and each name on one line (順位表's
+        # プレイヤー broke in two, and a 12-letter name into three lines).
+        page.goto(site["arena"])
+        for cell in page.locator("[data-testid=standings] th, [data-testid=standings] td").all():
+            assert cell.evaluate(one_line), cell.inner_text()
