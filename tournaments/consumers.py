@@ -38,6 +38,7 @@ from django.utils.translation import gettext as _
 from matches.play import db, dbpool
 from matches.realtime import broadcast, budgets, periodic
 from matches.realtime.base import LayerSafe, language_of, refuse
+from matches.realtime.session_sockets import ClosedWithSession
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
     CLOSE_TRY_LATER,
@@ -155,9 +156,14 @@ def encoded(event: dict[str, Any]) -> Encoded:
     return made
 
 
-class ArenaConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
+class ArenaConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocketConsumer):
+    """Closed as the match and lobby sockets are: 4401 when its session ends (logout,
+    password change, deactivation) or its bot token is revoked; one of the account's
+    sockets (``budgets.open_socket``), its frames under the same budget."""
+
     groups_joined: list[str]
     present: bool = False  # counted in _held
+    counted: bool = False  # in matches.realtime.budgets' count of the user's sockets
     user: Any
     arena_id: int
     frame_budget: budgets.FrameBudget
@@ -194,9 +200,18 @@ class ArenaConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
             for g in groups:
                 await self.channel_layer.group_add(g, self.channel_name)
                 self.groups_joined.append(g)
+            session_holds = await self.watch_session(self.user)
         except Exception:
             await refuse(self, CLOSE_TRY_LATER)
             return
+        if not session_holds:
+            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+            return
+        too_many = budgets.open_socket(self.user.pk)
+        if too_many is not None:
+            await refuse(self, too_many)
+            return
+        self.counted = True
         first = await db.run(_initial, self.arena_id, self.user.pk, not bar)
         if first is None:
             await refuse(self, CLOSE_FORBIDDEN)
@@ -212,6 +227,9 @@ class ArenaConsumer(ClosedOnRevoke, LayerSafe, AsyncWebsocketConsumer):
         _ensure_refresher()
 
     async def disconnect(self, code: int) -> None:
+        if self.counted:
+            self.counted = False
+            budgets.close_socket(self.user.pk)
         if self.present:
             self.present = False
             users = _held[self.arena_id]

@@ -281,3 +281,41 @@ def test_the_table_is_read_once_a_version_and_again_after_any_change(arena: Aren
     assert [r["username"] for r in standings.table(arena.pk)["standings"]] == ["p0", "p1"]
     services.pause(arena.pk, b)
     assert standings.table(arena.pk)["standings"][1]["state"] == Entry.State.PAUSED
+
+
+async def test_logging_out_closes_the_arena_socket_of_that_session(arena: Arena) -> None:
+    # As the match and lobby sockets: a shared computer's arena tab stops receiving the
+    # player's pairings the moment the player logs out there.
+    from tests.support import PASSWORD, make_user
+    from tests.trust.client import closed_within, login, socket
+
+    a = await database_sync_to_async(make_user)("shared", PASSWORD)
+    browser = await login(a)
+    comm = await socket(browser, f"/ws/tournaments/{arena.pk}/")
+    try:
+        assert json.loads(await comm.receive_from(timeout=DEADLINE_S))["type"] == "standings"
+        response = await database_sync_to_async(browser.http.post)("/accounts/logout/")
+        assert response.status_code in (200, 302)
+        code, _took = await closed_within(comm, DEADLINE_S)
+        assert code == 4401
+    finally:
+        await comm.disconnect()
+
+
+async def test_arena_sockets_count_among_the_accounts_sockets(arena: Arena, settings: Any) -> None:
+    settings.SOCKETS_PER_USER = 2
+    (a,) = await database_sync_to_async(players)(1)
+    first, second = await connect(arena, a), await connect(arena, a)
+    third = await connect(arena, a)
+    try:
+        closed = await third.receive_output(timeout=DEADLINE_S)
+        while closed["type"] != "websocket.close":
+            closed = await third.receive_output(timeout=DEADLINE_S)
+        assert closed["code"] == 4430
+        await first.disconnect()  # one closes: a new one fits again
+        fourth = await connect(arena, a)
+        assert (await next_frame(fourth, "you"))["type"] == "you"
+        await fourth.disconnect()
+    finally:
+        for comm in (second, third):
+            await comm.disconnect()
