@@ -100,6 +100,9 @@ def test_password_reset_through_the_mailed_link(
     c.cookies["django_language"] = lang
     r = c.post("/accounts/password_reset/", {"email": "mika@example.test"})
     assert r.status_code == 302 and r["Location"] == "/accounts/password_reset/done/"
+    # While the mail is on its way, the page leads back to logging in (no dead end).
+    done = c.get(r["Location"]).content.decode()
+    assert re.search(r'<a [^>]*href="/accounts/login/"[^>]*data-testid="password-reset-back"', done)
     (m,) = smtp.wait()
     assert subject in _subject(m)
     r = c.get(_link(m), follow=True)
