@@ -163,7 +163,6 @@ class ArenaConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
 
     groups_joined: list[str]
     present: bool = False  # counted in _held
-    counted: bool = False  # in matches.realtime.budgets' count of the user's sockets
     user: Any
     arena_id: int
     frame_budget: budgets.FrameBudget
@@ -204,14 +203,8 @@ class ArenaConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
         except Exception:
             await refuse(self, CLOSE_TRY_LATER)
             return
-        if not session_holds:
-            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+        if not await self.counted_if_held(session_holds):
             return
-        too_many = budgets.open_socket(self.user.pk)
-        if too_many is not None:
-            await refuse(self, too_many)
-            return
-        self.counted = True
         first = await db.run(_initial, self.arena_id, self.user.pk, not bar)
         if first is None:
             await refuse(self, CLOSE_FORBIDDEN)

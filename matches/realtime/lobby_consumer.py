@@ -65,7 +65,6 @@ class LobbyConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
 
     user: Any
     in_queue = False  # as last sent: presence is stamped only while queued
-    counted = False  # in matches.realtime.budgets' count of the user's sockets
     frame_budget: budgets.FrameBudget
 
     async def connect(self) -> None:
@@ -91,14 +90,8 @@ class LobbyConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
             del self.group
             await refuse(self, CLOSE_TRY_LATER)
             return
-        if not session_holds:
-            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+        if not await self.counted_if_held(session_holds):
             return
-        too_many = budgets.open_socket(self.user.pk)
-        if too_many is not None:
-            await refuse(self, too_many)
-            return
-        self.counted = True
         self.frame_budget = budgets.FrameBudget()
         await self.accept()
         self.accepted = True

@@ -46,6 +46,8 @@ from django.conf import settings
 from django.db import transaction
 
 from matches.play import db
+from matches.realtime import budgets
+from matches.realtime.base import refuse
 from matches.realtime.socket_auth import CLOSE_UNAUTHENTICATED, cookies, scope_user
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,7 @@ class ClosedWithSession(AsyncWebsocketConsumer):
     """The socket closes (4401) when the session it was opened with ends."""
 
     closed_by_server = False
+    counted = False  # in matches.realtime.budgets' count of the user's sockets
     _session_user_id: int | None = None
     _session_refresh: asyncio.Task[None] | None = None
 
@@ -92,6 +95,21 @@ class ClosedWithSession(AsyncWebsocketConsumer):
         if confirm and not await self._still_valid():
             return False
         self._session_refresh = asyncio.ensure_future(self._keep_joined())
+        return True
+
+    async def counted_if_held(self, session_holds: bool) -> bool:
+        """The end of a handshake after :meth:`watch_session`: refused with 4401 if the
+        session ended while the socket opened, or past the account's sockets (4430,
+        ``budgets.open_socket``); else counted (``self.counted``: the consumer's
+        ``disconnect`` pairs it with ``budgets.close_socket``)."""
+        if not session_holds:
+            await refuse(self, CLOSE_UNAUTHENTICATED)  # it ended while this socket opened
+            return False
+        too_many = budgets.open_socket(self._session_user_id or 0)
+        if too_many is not None:
+            await refuse(self, too_many)
+            return False
+        self.counted = True
         return True
 
     async def _still_valid(self) -> bool:
