@@ -99,8 +99,18 @@ def notifications(request: HttpRequest) -> HttpResponse:
         "social/notifications.html",
         {"items": items, "incoming": found["incoming"], "outgoing": found["outgoing"]},
     )
-    notify.mark_read(request.user)  # seen now: the bell's count goes to zero
+    if _opened_here(request):
+        notify.mark_read(request.user)  # seen now: the bell's count goes to zero
     return response
+
+
+def _opened_here(request: HttpRequest) -> bool:
+    """The player opened this themselves: from a page of this site, or typed or
+    bookmarked (``Sec-Fetch-Site`` ``same-origin`` or ``none``; a browser too old to
+    say is believed). A link or an image on another site reaches the page too, with
+    the session's cookie, and must not mark anything read: the bell would go quiet on
+    a challenge the player never saw."""
+    return request.headers.get("Sec-Fetch-Site", "none") in ("same-origin", "none")
 
 
 @login_required
@@ -138,7 +148,7 @@ def toast(request: HttpRequest) -> HttpResponse:
     """
     unread = request.user.notifications.filter(read_at__isnull=True)
     if request.GET.get("pending"):
-        accepted = _accepted_while_away(request.user)
+        accepted = _accepted_while_away(request.user) if _opened_here(request) else None
         if accepted is not None:
             response = render(
                 request,

@@ -101,3 +101,35 @@ def test_every_kind_of_notification_is_worded_in_the_list_and_the_toast(
                 assert worded != n.kind
                 assert html.escape(worded, quote=False) in page, (language, n.kind)
                 assert f">{n.kind}<" not in page and f"{n.kind} " not in page
+
+
+def test_only_the_player_opening_the_list_marks_it_read(api: Any, alice: Any, bob: Any) -> None:
+    """Another site's link (or image) to /notifications/ arrives with the session's
+    cookie: it shows the list but leaves the bell's count alone. The player's own visit,
+    from a page of ours or typed, marks every notification read."""
+    from social import notify
+
+    api(bob).post_json("/api/follows/", {"username": "alice"})
+    api(bob).post_json("/api/challenges/", {"username": "alice"})
+    client = api(alice)
+    assert notify.unread(alice.pk) == 2
+    for site in ("cross-site", "same-site"):
+        page = client.get("/notifications/", HTTP_SEC_FETCH_SITE=site)
+        assert page.status_code == 200 and 'data-kind="challenge"' in page.content.decode()
+        assert notify.unread(alice.pk) == 2, site
+    assert client.get("/notifications/", HTTP_SEC_FETCH_SITE="same-origin").status_code == 200
+    assert notify.unread(alice.pk) == 0
+
+
+def test_another_site_cannot_use_up_the_accepted_challenge_notice(
+    api: Any, alice: Any, bob: Any
+) -> None:
+    ch = api(alice).post_json("/api/challenges/", {"username": "bob"}).json()
+    match_id = api(bob).post_json(f"/api/challenges/{ch['id']}/accept/").json()["match_id"]
+    client = api(alice)
+    foreign = client.get(
+        "/notifications/toast/", {"pending": "1"}, HTTP_SEC_FETCH_SITE="cross-site"
+    )
+    assert "X-Sb-Go" not in foreign
+    r = client.get("/notifications/toast/", {"pending": "1"}, HTTP_SEC_FETCH_SITE="same-origin")
+    assert r["X-Sb-Go"] == f"/matches/{match_id}/"
