@@ -37,7 +37,7 @@ from django.utils.translation import gettext as _
 
 from matches.play import db, dbpool
 from matches.realtime import broadcast, budgets, periodic
-from matches.realtime.base import LayerSafe, language_of, refuse
+from matches.realtime.base import LayerSafe, language_of, parse_json, refuse
 from matches.realtime.session_sockets import ClosedWithSession
 from matches.realtime.socket_auth import (
     CLOSE_FORBIDDEN,
@@ -54,6 +54,7 @@ from . import push, services, standings
 from .models import Arena
 
 PRESENCE_EVERY_S = 10.0
+MAX_FRAME_BYTES = 1024  # the lobby socket's bound: its only frame, a ping, is a dozen bytes
 
 log = logging.getLogger(__name__)
 
@@ -245,13 +246,27 @@ class ArenaConsumer(ClosedOnRevoke, ClosedWithSession, LayerSafe, AsyncWebsocket
             await self.close(code=budgets.CLOSE_FLOOD)
             return
         if verdict == "refuse":
-            with translation.override(language_of(self.scope)):
-                message = _(budgets.FLOOD_MESSAGE)
-            frame = {"type": "error", "code": "rate_limited", "message": message}
-            await self.send(text_data=json.dumps(frame))
+            await self._send_error("rate_limited", budgets.FLOOD_MESSAGE)
             return
-        if text_data and len(text_data) < 256 and '"ping"' in text_data:
+        if text_data is None or len(text_data) > MAX_FRAME_BYTES:
+            await self._send_error("bad_request", "That frame is not understood.")
+            return
+        try:
+            frame = parse_json(text_data)
+        except ValueError:
+            frame = None
+        if not isinstance(frame, dict):
+            await self._send_error("bad_request", "That frame is not understood.")
+        elif frame.get("op") == "ping":
             await db.run(services.touch, self.arena_id, self.user.pk)
+        else:
+            await self._send_error("bad_request", "Unknown operation.")
+
+    async def _send_error(self, code: str, message: str) -> None:
+        """The error frame of the other sockets (docs/protocol.md): the frame changed nothing."""
+        with translation.override(language_of(self.scope)):
+            text = _(message)
+        await self.send(text_data=json.dumps({"type": "error", "code": code, "message": text}))
 
     # --- group events (tournaments.push) ----------------------------------------
 

@@ -319,3 +319,42 @@ async def test_arena_sockets_count_among_the_accounts_sockets(arena: Arena, sett
     finally:
         for comm in (second, third):
             await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        '{"op": "ping"',
+        "[1, 2]",
+        '"ping"',
+        '{"op": "nope", "note": "ping"}',
+        '{"op": ["ping"]}',
+        "[" * 5000 + "]" * 5000,
+        '{"op": "ping", "pad": "' + "x" * 2000 + '"}',
+    ],
+)
+async def test_a_frame_that_is_not_a_ping_gets_an_error_and_writes_nothing(
+    arena: Arena, monkeypatch: Any, text: str
+) -> None:
+    """As on the lobby and match sockets: a clear error frame, and no presence write
+    (a frame merely containing "ping" counted as one)."""
+    (a,) = await database_sync_to_async(players)(1)
+    await database_sync_to_async(services.join)(arena.pk, a)
+    comm = await connect(arena, a, "?bar=1")
+    await next_frame(comm, "you")
+    writes: list[Any] = []
+    monkeypatch.setattr(services, "touch", lambda *args: writes.append(args))
+    await comm.send_to(text_data=text)
+    frame = await next_frame(comm, "error")
+    assert frame["code"] == "bad_request" and frame["message"]
+    assert "Traceback" not in frame["message"] and "ping" not in frame["message"]
+    await comm.send_to(text_data='{"op": "ping"}')  # the socket still serves a real one
+    loop = asyncio.get_running_loop()
+    end = loop.time() + DEADLINE_S
+    while not writes:
+        assert loop.time() < end, "the ping after the bad frame was not written"
+        await asyncio.sleep(0.01)
+    assert writes == [(arena.pk, a.pk)]
+    assert await comm.receive_nothing(timeout=0.05)  # and answered nothing else
+    await comm.disconnect()
