@@ -155,17 +155,27 @@ def _status(view: dict[str, Any], me: int, own: bool, players: list[dict[str, An
     if to_act is None:
         return ""
     mine = own and to_act == me
+    name = {"name": players[to_act]["name"]}
+    if mine and m.get("kind") == "same_device":
+        # Two people share the screen: "your" turn would say whose to neither.
+        if phase == "auction":
+            return _("%(name)s's turn: the auction for the opening") % name
+        if view.get("must_place"):
+            return _("%(name)s's turn: place the tile you drew") % name
+        if not view.get("layout"):
+            return _("%(name)s's turn: open with any tile") % name
+        return _("%(name)s's turn") % name
     if phase == "auction":
         if mine:
             return _("Your turn: the auction for the opening")
-        return _("%(name)s is deciding in the auction") % {"name": players[to_act]["name"]}
+        return _("%(name)s is deciding in the auction") % name
     if mine:
         if view.get("must_place"):
             return _("Your turn: place the tile you drew")
         if not view.get("layout"):
             return _("Your turn: open with any tile")
         return _("Your turn")
-    return _("%(name)s's turn") % {"name": players[to_act]["name"]}
+    return _("%(name)s's turn") % name
 
 
 def _hand(view: dict[str, Any]) -> dict[str, Any] | None:

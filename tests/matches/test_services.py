@@ -497,6 +497,27 @@ def test_a_same_device_view_shows_no_hand_until_the_reveal(device: Table, settin
     assert shown["match"]["you"] == s.to_act
 
 
+def test_a_same_device_status_says_whose_turn_by_name(device: Table, settings: Any) -> None:
+    """Two people share one screen: the line above the board names the one to act
+    ("Hanako's turn"), never "Your turn", which would say it to neither."""
+    from django.utils import translation
+
+    from matches.ui.context import build
+
+    settings.DEAL_SEED = 3
+    t = timing.now_ms()
+    device.start(t)
+    device.op(0, "reveal", t + 3_000)
+    s = device.state
+    assert s is not None and s.to_act is not None
+    view = view_for(device.match, s, "device", t + 4_000)
+    name = view["match"]["names"][s.to_act]
+    for language, words in (("en", f"{name}'s turn"), ("ja", f"{name}の番です")):
+        with translation.override(language):
+            status = build(view)["status_text"]
+        assert status.startswith(words) and "Your" not in status and "あなた" not in status
+
+
 def test_a_whole_same_device_match_plays_through_reveals(device: Table, settings: Any) -> None:
     play_to(device, in_phase(engine.MATCH_OVER), random_legal, settings=settings, same_device=True)
     assert device.match.status == Match.Status.FINISHED
