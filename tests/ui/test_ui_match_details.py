@@ -153,3 +153,13 @@ def test_after_an_outage_the_page_says_the_time_was_given_back_in_japanese() -> 
     )
     v["match"]["credit"]["to"] = now - 120_000  # long ago: no longer news
     assert 'data-testid="outage"' not in element(frag(v, "ja"), "sb-status")
+
+
+def test_a_label_is_followed_by_the_languages_own_colon() -> None:
+    """Japanese puts the full-width ： after a label, with no space; English ": "."""
+    s, now = next((s, t) for s, t in random_match(3) if s.layout.placed and s.phase == "play")
+    view = seat_view(s, 0, now)
+    ja = element(frag(view, "ja"), "sb-board")
+    en = element(frag(view, "en"), "sb-board")
+    assert "得点になる端の合計：<span" in ja and "合計:" not in ja
+    assert "Ends that score, added: <span" in en
