@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from ui_pages import browsing, off_the_loop
+from ui_pages import browsing, off_the_loop, scrolls_sideways
 
 from matches.models import Match
 from tests.support import Tables, make_user, use_embedded_default
@@ -108,3 +108,27 @@ def test_on_a_desktop_the_keyboard_hint_is_shown(
         assert page.locator("#replay .replay-hint").is_visible()
         sizes = page.evaluate(LABEL_PX)
         assert sizes and min(sizes) >= 11, sizes
+
+
+# The lines the step's position takes: "ステップ" on one and "1 / 193" whole on the
+# next is fine; a number cut from its "/" or "of" is not.
+POSITION_LINES = """() => {
+  const el = document.querySelector('[data-testid="replay-pos"]');
+  const text = el.firstChild;
+  const at = text.data.search(/[0-9]/);
+  const r = document.createRange();
+  r.setStart(text, at); r.setEnd(text, text.data.length);
+  const tops = new Set(Array.from(r.getClientRects()).map((b) => Math.round(b.top)));
+  return {numbers: tops.size, text: text.data};
+}"""
+
+
+@pytest.mark.parametrize("locale", ["ja-JP", "en-US"])
+def test_on_a_phone_the_steps_position_keeps_its_numbers_on_one_line(
+    browser: Any, live_server: Any, finished: Match, locale: str
+) -> None:
+    with browsing(browser, live_server, "phone", finished.player0, locale) as page:
+        page.goto(f"/matches/{finished.pk}/replay/?step=2")
+        seen = page.evaluate(POSITION_LINES)
+        assert seen["numbers"] == 1, seen
+        assert not scrolls_sideways(page)
