@@ -92,7 +92,10 @@ def parse_case(raw: Any) -> Case:
     setup = raw.get("setup")
     if not isinstance(setup, dict):
         raise Malformed("setup must be an object")
-    bal = setup.get("balances", [150, 150])
+    # null is taken as absent, as it is for clock and jockey: nothing is lost (README).
+    bal = setup.get("balances")
+    if bal is None:
+        bal = [150, 150]
     if not isinstance(bal, list) or len(bal) != 2:
         raise Malformed("balances must be two integers")
     b0, b1 = _int(bal[0], "balance"), _int(bal[1], "balance")
@@ -110,7 +113,9 @@ def parse_case(raw: Any) -> Case:
     jockey = setup.get("jockey")
     if jockey is not None and (type(jockey) is not int or jockey not in (0, 1)):
         raise Malformed("jockey must be 0, 1 or null")
-    handoff = setup.get("handoff", False)
+    handoff = setup.get("handoff")
+    if handoff is None:
+        handoff = False
     if type(handoff) is not bool:
         raise Malformed("handoff must be a boolean")
     deals = setup.get("deals")

@@ -371,6 +371,28 @@ def test_missing_balances_jockey_clock_and_handoff_take_their_defaults(tmp_path:
     assert third["ok"] and third["phase"] == "play" and third["winner"] is None
 
 
+def test_an_explicit_null_balances_or_handoff_means_absent_as_null_clock_does(
+    tmp_path: Path,
+) -> None:
+    """ "Lenient where nothing is lost": a generator writing every key, absent ones as
+    null, gets the defaults (150/150, no hand-off), as `"clock": null` gives no clock;
+    a value of another type is still malformed."""
+    nulls = good_case("nulls", balances=None, handoff=None, clock=None)
+    plain = good_case("plain", clock=None)
+    del plain["setup"]["balances"]
+    proc = run_runner(write(tmp_path, "nulls", nulls), write(tmp_path, "plain", plain))
+    assert proc.returncode == 0, proc.stderr
+    out = printed(proc)
+    assert out["nulls"] == out["plain"]
+    assert out["nulls"][0]["balances"] == [150, 150] and out["nulls"][0]["awaiting_reveal"] is False
+    for name, bad in (
+        ("hs", good_case("hs", handoff="yes")),
+        ("bs", good_case("bs", balances=150)),
+    ):
+        proc = run_runner(write(tmp_path, name, bad))
+        assert proc.returncode != 0 and name not in printed(proc), proc.stdout
+
+
 def test_an_at_for_the_opening_tile_is_rejected_not_malformed(tmp_path: Path) -> None:
     case = good_case("opening-at")
     case["actions"][1]["at"] = {"tile": [1, 4], "side": "low"}
