@@ -95,6 +95,11 @@ def parse(argv: list[str]) -> Options:
         action="store_true",
         help="measure the levels above one where under half the matches were live",
     )
+    p.add_argument(
+        "--no-profile",
+        action="store_true",
+        help="no py-spy profile of the web processes during each level's window",
+    )
     p.add_argument("--seed", type=int, default=None, help="the bots' random seed")
     a = vars(p.parse_args(argv))
     fresh = not a.pop("keep_db")

@@ -27,6 +27,8 @@ import os
 import random
 from typing import Any
 
+from . import profile
+
 MAX_ACTIONS_PER_MOVE = 150
 MAX_ECHO_RATIO = 3.0
 PAST_SATURATION = 2.5  # × the load that fills the cores
@@ -79,6 +81,8 @@ def evaluate(result: dict[str, Any], us_per_action: float | None) -> list[str]:
                     f"{r['level']}: server CPU per move {ms:.2f} ms = {actions:.0f} engine "
                     f"actions (goal ≤ {MAX_ACTIONS_PER_MOVE}) — {ok}"
                 )
+                if actions > MAX_ACTIONS_PER_MOVE:
+                    lines.extend(_why_cpu(r, actions, us_per_action))
     probes = result.get("probes") or {}
     lines.extend(_transport_floor(probes, rows, us_per_action))
     echo, idle = (probes.get("echo") or {}).get("p50"), (probes.get("idle_move") or {}).get("p50")
@@ -89,8 +93,58 @@ def evaluate(result: dict[str, Any], us_per_action: float | None) -> list[str]:
             f"idle move {idle:.2f} ms ÷ echo relay {echo:.2f} ms = {ratio:.1f}× "
             f"(goal ≤ {MAX_ECHO_RATIO:.0f}×) — {ok}"
         )
+        if ratio > MAX_ECHO_RATIO:
+            lines.extend(_why_idle(probes, echo))
     lines.extend(_past_saturation(rows))
     return lines
+
+
+def _why_cpu(row: dict[str, Any], actions: float, us_per_action: float) -> list[str]:
+    """Why a level's move cost more than the goal: its profile (loadtest/profile.py),
+    and what carrying its frames costs on its own."""
+    prof = row.get("profile")
+    if not prof:
+        return []
+    out = [f"{row['level']}: {line}" for line in profile.lines(prof, row.get(
+        "server_cpu_ms_per_move"), us_per_action)]  # fmt: skip
+    shares = prof.get("shares") or {}
+    carrying = (shares.get(profile.KERNEL, 0.0) + shares.get(profile.TRANSPORT, 0.0)) * actions
+    if carrying:
+        rest = actions - carrying
+        out.append(
+            f"{row['level']}: why — carrying the frames (the kernel's system calls and the "
+            f"transport) is {carrying:.0f} engine actions of the {actions:.0f}, the move's own "
+            f"work {rest:.0f}"
+            + (
+                f"; the first alone is over the goal ({MAX_ACTIONS_PER_MOVE})"
+                if carrying > MAX_ACTIONS_PER_MOVE
+                else f"; the goal ({MAX_ACTIONS_PER_MOVE}) leaves the move's own work "
+                f"{max(0.0, MAX_ACTIONS_PER_MOVE - carrying):.0f}"
+            )
+        )
+    return out
+
+
+def _why_idle(probes: dict[str, Any], echo: float) -> list[str]:
+    """Why an idle move is more than the goal's multiple of the echo relay: its
+    transaction's share (matches/play/stages.py, the means of the idle match's moves),
+    beside a bare durable commit on the same database."""
+    stages = (probes.get("idle_move") or {}).get("server_stages_mean_ms") or {}
+    txn = sum(stages.get(s, 0.0) for s in ("taken", "locked", "committed"))
+    if not txn:
+        return []
+    line = (
+        f"why — the move's transaction in its web process (taken + locked + committed, "
+        f"matches/play/stages.py) took {txn:.2f} ms = {txn / echo:.1f}× the echo relay on "
+        f"its own, against the goal's {MAX_ECHO_RATIO:.0f}× for the whole move"
+    )
+    commit = (probes.get("durable_commit") or {}).get("p50")
+    if commit:
+        line += (
+            f"; a bare one-row UPDATE and COMMIT on the same database: {commit:.2f} ms "
+            f"({commit / echo:.1f}× the relay)"
+        )
+    return [line]
 
 
 def _transport_floor(

@@ -7,6 +7,9 @@
   CPU per relay is the transport's own cost, beside which a move's is read.
 - :func:`login_flood`: workers posting wrong passwords to ``/accounts/login/``,
   one request at a time each, until told to stop.
+- :func:`durable_commit`: the bare round trip of a one-row ``UPDATE`` and its ``COMMIT``
+  on the set-up's PostgreSQL (made durable, as a move's is): the floor under a move's
+  own transaction.
 - :class:`LobbySocket`: an idle, logged-in ``/ws/lobby/`` socket that pings every
   10 s as the lobby page does (static/js/queue.js) and reconnects when closed.
 """
@@ -125,6 +128,27 @@ class EchoLoad:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         await asyncio.gather(*(ws.close() for pair in self.sockets for ws in pair))
         return self.received
+
+
+def durable_commit(database_url: str, count: int = 200) -> list[float]:
+    """``count`` one-row transactions on ``database_url`` (PostgreSQL), each one's ms from
+    its UPDATE to its COMMIT answered. A table of its own, dropped afterwards."""
+    import psycopg
+
+    table = "loadtest_commit_probe"
+    times = []
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (id int PRIMARY KEY, n int)")
+        conn.execute(f"INSERT INTO {table} VALUES (1, 0) ON CONFLICT DO NOTHING")
+        try:
+            for _ in range(count):
+                t0 = time.perf_counter()
+                with conn.transaction():
+                    conn.execute(f"UPDATE {table} SET n = n + 1 WHERE id = 1")
+                times.append((time.perf_counter() - t0) * 1000)
+        finally:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+    return times
 
 
 async def login_flood(

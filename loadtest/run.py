@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import probes, procstat, report
+from . import probes, procstat, profile, report
 from .bots import Account, Behaviour, Fleet, Recorder, wait_until
 from .setups import Setup
 from .stalls import Stalls, settle_heap
@@ -54,6 +54,7 @@ class Options:
     soak_matches: int = 200
     fresh: bool = True
     no_skip: bool = False  # measure the levels above a saturated one all the same
+    no_profile: bool = False  # no py-spy during the levels' windows (loadtest/profile.py)
     seed: int | None = None
     log_dir: Path = Path("var")
     json: Path = Path("var/bench-load.json")
@@ -159,10 +160,16 @@ class Run:
         await asyncio.sleep(opts.settle)
         settle_heap()  # the collector's own pause, before the window and not in it
         stages0 = await asyncio.to_thread(scrape, ports, STAGE_METRIC)
+        sampler = None
+        if not opts.no_profile:
+            sampler = profile.Sampler(self.web_pids(), opts.window)
+            await sampler.start()
         row, _ = await self.measure(
             f"{n} matches", n, ramp_s, opts.window, self.fleet.live, offered=self.offered(n)
         )
         stages1 = await asyncio.to_thread(scrape, ports, STAGE_METRIC)
+        if sampler is not None:
+            row["profile"] = await sampler.result()
         if stages0 is not None and stages1 is not None:
             row["server_stages"] = report.stage_figures(stages0, stages1)
         lag1 = await asyncio.to_thread(loop_lag, ports)
@@ -190,7 +197,18 @@ class Run:
                 f"[{self.setup.name}] {n} matches: a move in its web process, p50/p99 ms "
                 f"(matches/play/stages.py): {report.stage_line(row['server_stages'])}"
             )
+        if row.get("profile"):
+            for line in profile.lines(row["profile"], row.get("server_cpu_ms_per_move"), None):
+                say(f"[{self.setup.name}] {n} matches: {line}")
         return row
+
+    def web_pids(self) -> list[int]:
+        """The set-up's web processes now (the embedded default's one, the services' two)."""
+        self.snap()  # reads the roles of processes started since
+        alive = {p.pid for p in self.setup.processes()}
+        return sorted(
+            pid for pid, kind in self.setup.kinds.items() if kind == "web" and pid in alive
+        )
 
     def offered(self, matches: int) -> float:
         """Moves a second the bots ask for: one decision per match per mean think time."""
@@ -263,6 +281,10 @@ class Run:
             out["idle_move"] = {**report.summary(idle), **report.move_split(idle_moves)}
             if means0 is not None and means1 is not None:
                 out["idle_move"]["server_stages_mean_ms"] = report.stage_means(means0, means1)
+            url = self.setup.env.get("DATABASE_URL", "")
+            if url.startswith(("postgres://", "postgresql://")):
+                commits = await asyncio.to_thread(probes.durable_commit, url)
+                out["durable_commit"] = report.summary(commits)
             if "flood" in opts.probes:
                 say(f"[{self.setup.name}] the same match during a login flood")
                 stop = asyncio.Event()
