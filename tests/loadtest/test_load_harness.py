@@ -68,6 +68,11 @@ def test_the_harness_plays_two_matches_and_prints_its_tables(tmp_path: Path) -> 
     assert row["moves_per_s"] > 0 and row["errors"] == {} and row["dropped_sockets"] == 0
     assert row["cpu_pct"]["web"] > 0 and row["rss_mb"]["web"][0] > 10
     assert row["server_cpu_ms_per_move"] > 0
+    # The window's profile of the web process (loadtest/profile.py): py-spy read it.
+    prof = row["profile"]
+    assert "skipped" not in prof, prof
+    assert prof["samples"] > 0 and abs(sum(prof["shares"].values()) - 1) < 1e-6
+    assert "where the web processes' CPU went (py-spy" in run.stderr
     # Each move a JSON bot saw split at the server's receipt stamp: the way in and the
     # way back out add up to the move's latency (one machine: one clock, to a ms or two).
     split = (row["inbound_ms"], row["outbound_ms"])
