@@ -123,7 +123,7 @@ class Headroom:
             ("db_wait", self.db_wait_ms, limit("ADMISSION_DB_WAIT_MS", 250)),
             ("frames_queued", self.frames_queued, limit("ADMISSION_QUEUED_FRAMES", 8)),
             ("handshake_wait", self.handshake_wait_ms, limit("ADMISSION_HANDSHAKE_WAIT_MS", 2000)),
-            ("push_delay", self.push_delay_ms, limit("ADMISSION_PUSH_DELAY_MS", 200)),
+            ("push_delay", self.push_delay_ms, limit("ADMISSION_PUSH_DELAY_MS", 150)),
             ("reconnect_wave", self.opening, limit("ADMISSION_OPENING_SOCKETS", 40)),
         ]
 

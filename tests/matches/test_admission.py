@@ -167,8 +167,8 @@ def test_each_limit_is_its_own_reason(settings: Any) -> None:
     assert admission.Headroom(0, 0, 5).saturated() == "frames_queued"
     assert admission.Headroom(0, 0, 0, handshake_wait_ms=1_999).saturated() is None
     assert admission.Headroom(0, 0, 0, handshake_wait_ms=2_001).saturated() == "handshake_wait"
-    assert admission.Headroom(0, 0, 0, push_delay_ms=199).saturated() is None
-    assert admission.Headroom(0, 0, 0, push_delay_ms=201).saturated() == "push_delay"
+    assert admission.Headroom(0, 0, 0, push_delay_ms=149).saturated() is None
+    assert admission.Headroom(0, 0, 0, push_delay_ms=151).saturated() == "push_delay"
     settings.ADMISSION = False  # switched off: never refuses
     assert admission.Headroom(9_999, 9_999, 99).saturated() is None
 
