@@ -248,10 +248,8 @@ ADMISSION_LOOP_LAG_MS = envint("ADMISSION_LOOP_LAG_MS", 250)
 ADMISSION_DB_WAIT_MS = envint("ADMISSION_DB_WAIT_MS", 250)
 ADMISSION_HANDSHAKE_WAIT_MS = envint("ADMISSION_HANDSHAKE_WAIT_MS", 2000)
 ADMISSION_QUEUED_FRAMES = envint("ADMISSION_QUEUED_FRAMES", 8)
-# 200 ms since a change reaches the committing process's own sockets without Redis (the
-# delay no longer holds the trip through it; README, the evening of 2026-12-05); 150 ms
-# since the runs of 2026-12-06 (README, "The push delay's limit"): the same moves a second
-# past saturation, with a shorter tail for the matches being played.
+# 150 ms since 2026-12-06 (README, "The push delay's limit"): past saturation the same
+# moves a second as at 200, with a shorter tail for the matches being played.
 ADMISSION_PUSH_DELAY_MS = envint("ADMISSION_PUSH_DELAY_MS", 150)
 ADMISSION_OPENING_SOCKETS = envint("ADMISSION_OPENING_SOCKETS", 40)
 ADMISSION_PACE_PER_S = envint("ADMISSION_PACE_PER_S", 4)

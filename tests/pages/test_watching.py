@@ -29,7 +29,7 @@ def test_the_lobby_lists_live_matches_to_watch_with_ratings(
     tables.casual(carol, dave)  # not started yet: nothing to watch
     client.force_login(carol)
     assert _live_now(client.get("/").content.decode()) == [
-        (f"/matches/{live.pk}/", "観戦: alice 1500（暫定） 対 bob 1500（暫定）")
+        (f"/matches/{live.pk}/", "観戦：alice 1500（暫定） 対 bob 1500（暫定）")
     ]
     # A player of a live match is taken back to it by the lobby (not shown it to watch);
     # with only a waiting match, the lobby does not offer the player's own match.
@@ -38,7 +38,7 @@ def test_the_lobby_lists_live_matches_to_watch_with_ratings(
     client.force_login(dave)
     html = client.get("/").content.decode()
     assert _live_now(html) == [
-        (f"/matches/{live.pk}/", "観戦: alice 1500（暫定） 対 bob 1500（暫定）")
+        (f"/matches/{live.pk}/", "観戦：alice 1500（暫定） 対 bob 1500（暫定）")
     ]
 
 
